@@ -1,0 +1,21 @@
+// The int64 convention: identifiers (`id`, `categoryId`, `petId`) are `integer, format int64` in
+// the contract and plain JSON numbers on the wire. A JavaScript number holds integers exactly only
+// up to 2^53 − 1, so that is the range we accept; a larger value is refused with 400 instead of
+// being silently rounded (JSON.parse would turn 9007199254740993 into …992). The database columns
+// are 64-bit, so the range can grow later without a migration.
+import { z } from 'zod';
+
+/** A positive identifier: an integer in 1 … 2^53 − 1, documented as int64. */
+export const int64Id = () =>
+  z
+    .int({ error: (issue) => (issue.code === 'too_big' || issue.code === 'too_small' ? undefined : 'must be an integer') })
+    .min(1, 'must be at least 1')
+    .max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`)
+    .meta({ format: 'int64' });
+
+/** A 64-bit value read from the database, as the JSON number the API returns. */
+export function int64FromDatabase(value: bigint | number): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new RangeError(`int64 value ${value} is outside the API's range`);
+  return number;
+}

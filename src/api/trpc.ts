@@ -1,0 +1,46 @@
+// The only place that calls initTRPC. It exports the building blocks the routers use.
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { Deprecation } from '../http/deprecation.js';
+import type { Context } from './context.js';
+
+/** Procedure metadata: trpc-to-openapi's `openapi` block plus the two conventions it lacks. */
+export type ApiMeta = OpenApiMeta<{
+  /** The REST status of a success, when it is not 200 (e.g. 201 for a create). */
+  successStatus?: 201;
+  /** Marks the operation deprecated; see src/http/deprecation.ts for what that does. */
+  deprecation?: Deprecation;
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<ApiMeta>()
+  .create({
+    // Never put stack traces in responses, whatever NODE_ENV says.
+    isDev: false,
+    errorFormatter({ shape, error }) {
+      // An unexpected error's message can name internals (SQL, files); it is logged, not sent.
+      if (error.code === 'INTERNAL_SERVER_ERROR') return { ...shape, message: 'Internal server error' };
+      return shape;
+    },
+  });
+
+/** Builds a router; one per domain (src/pets/pets-router.ts), merged in src/api/root-router.ts. */
+export const router = t.router;
+
+/** For procedures anyone may call. The contract has none today; health checks live outside tRPC. */
+export const publicProcedure = t.procedure;
+
+/**
+ * For procedures that need a valid API key (all of the contract's). The check runs before input
+ * validation, so an unauthenticated caller learns nothing about the input rules.
+ */
+export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
+  if (!ctx.identity) {
+    throw new TRPCError({ code: 'UNAUTHORIZED', message: 'A valid API key is required: send "Authorization: Bearer <key>".' });
+  }
+  return next({ ctx: { ...ctx, identity: ctx.identity } });
+});
+
+/** Calls procedures in-process, e.g. from tests or scripts, through the same middleware. */
+export const createCallerFactory = t.createCallerFactory;

@@ -1,0 +1,90 @@
+// The service's settings: read from the environment once, at start-up, and validated here.
+// Nothing else in the code reads process.env; everything else receives a `Config`.
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { providerOf } from './db/providers.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** API keys shorter than this are refused: a key is a bearer secret, not a password to remember. */
+export const MIN_API_KEY_LENGTH = 16;
+
+const settingsSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+    DATABASE_URL: z
+      .string()
+      .default('file:./data/animal-store.db')
+      .refine((url) => providerOf(url) !== undefined, {
+        message: 'must be a SQLite URL (file:./path.db)',
+      }),
+    API_KEYS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((key) => key.trim())
+          .filter((key) => key !== ''),
+      )
+      .pipe(
+        z.array(
+          z
+            .string()
+            .min(MIN_API_KEY_LENGTH, `each key must be at least ${MIN_API_KEY_LENGTH} characters`)
+            .regex(/^[\w.~+/-]+=*$/, 'each key must be a bearer token (letters, digits, -._~+/ and trailing =)'),
+        ),
+      ),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(10 * 1024 * 1024).default(64 * 1024),
+  })
+  .refine((settings) => settings.NODE_ENV !== 'production' || settings.API_KEYS.length > 0, {
+    path: ['API_KEYS'],
+    message: 'is required when NODE_ENV=production (a comma-separated list of keys)',
+  });
+
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  databaseUrl: string;
+  /** Keys from API_KEYS. Outside production an empty list means: make a key for this run. */
+  apiKeys: string[];
+  logLevel: (typeof LOG_LEVELS)[number];
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Validates the settings in `env` (empty strings count as unset). Throws a ConfigError that names
+ * every bad setting, so a misconfigured service stops at once with a readable message.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = settingsSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);
+  }
+  const s = result.data;
+  return {
+    nodeEnv: s.NODE_ENV,
+    host: s.HOST,
+    port: s.PORT,
+    databaseUrl: s.DATABASE_URL,
+    apiKeys: s.API_KEYS,
+    logLevel: s.LOG_LEVEL,
+    bodyLimitBytes: s.BODY_LIMIT_BYTES,
+  };
+}
+
+/** The settings of this process: `.env` in the working directory (if any), then the environment. */
+export function loadConfig(): Config {
+  if (existsSync('.env')) process.loadEnvFile('.env'); // never overrides variables already set
+  return parseConfig(process.env);
+}

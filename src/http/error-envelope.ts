@@ -1,0 +1,102 @@
+// The error envelope: every REST error, whoever raised it (a procedure, trpc-to-openapi, Fastify,
+// a hook), leaves as exactly `{ code, message, status }` (spec section 7). This module is the only
+// place that builds one.
+import type { FastifyError, FastifyReply } from 'fastify';
+import { z } from 'zod';
+
+/**
+ * The values of `code`, one per status we answer with. They are tRPC's error code names, so a
+ * client sees the same word on both surfaces (REST `code`, tRPC `error.data.code`).
+ */
+export const ERROR_CODES = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  500: 'INTERNAL_SERVER_ERROR',
+} as const;
+export type ErrorStatus = keyof typeof ERROR_CODES;
+export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
+
+export const ErrorEnvelope = z
+  .object({
+    code: z.enum(Object.values(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).meta({
+      description: 'Machine-readable error code.',
+    }),
+    message: z.string().meta({ description: 'Human-readable description: which input was wrong and how.' }),
+    status: z.int().meta({ description: 'The HTTP status code of the response.' }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+
+const GENERIC_SERVER_ERROR = 'Internal server error';
+
+function isErrorStatus(status: number): status is ErrorStatus {
+  return status in ERROR_CODES;
+}
+
+/**
+ * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and a
+ * server error never carries its original message: that is for the log.
+ */
+export function errorEnvelope(status: number, message: string): ErrorEnvelope {
+  const known = isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;
+  return {
+    code: ERROR_CODES[known],
+    message: known >= 500 ? GENERIC_SERVER_ERROR : message,
+    status: known,
+  };
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  const envelope = errorEnvelope(status, message);
+  return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+}
+
+interface Issue {
+  path?: readonly PropertyKey[];
+  message: string;
+}
+
+/** One readable sentence from validation issues: `name: must not be empty; categoryId: must be an integer`. */
+export function describeIssues(issues: readonly Issue[], subject = 'body'): string {
+  // One problem per field is enough to fix it; the first is the most basic (type before format).
+  const byField = new Map<string, string>();
+  for (const issue of issues) {
+    const where = issue.path && issue.path.length > 0 ? issue.path.map(String).join('.') : subject;
+    if (!byField.has(where)) byField.set(where, `${where}: ${issue.message}`);
+  }
+  return [...byField.values()].join('; ');
+}
+
+/** The envelope for an error Fastify raised itself (body parsing, limits, content type). */
+export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
+  const status = error.statusCode ?? 500;
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return errorEnvelope(400, 'body: is not valid JSON');
+  }
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return errorEnvelope(400, 'body: is required (a JSON object)');
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorEnvelope(413, 'body: is larger than the limit');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return errorEnvelope(415, 'body: must be sent as Content-Type: application/json');
+  }
+  return errorEnvelope(status, error.message);
+}
+
+/**
+ * The envelope for an error body written by trpc-to-openapi (`{ message, code, issues?, … }`,
+ * which it offers no way to change), given the status it answered with.
+ */
+export function envelopeForOpenApiError(status: number, body: unknown): ErrorEnvelope {
+  const { message, issues } = (body ?? {}) as { message?: unknown; issues?: unknown };
+  if (Array.isArray(issues) && issues.length > 0) return errorEnvelope(status, describeIssues(issues as Issue[]));
+  return errorEnvelope(status, typeof message === 'string' && message !== '' ? message : 'Request failed');
+}
+
+export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
+  if (typeof body !== 'object' || body === null) return false;
+  const keys = Object.keys(body);
+  return keys.length === 3 && 'code' in body && 'message' in body && typeof (body as ErrorEnvelope).status === 'number';
+}

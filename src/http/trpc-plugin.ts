@@ -1,0 +1,32 @@
+// The typed tRPC surface at /trpc, for internal TypeScript apps (`createTRPCClient<AppRouter>`).
+// Errors keep tRPC's own format (clients decode it); they never carry a stack trace (src/api/trpc.ts).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import type { AppRouter } from '../api/root-router.js';
+import type { Context } from '../api/context.js';
+import type { ApiMeta } from '../api/trpc.js';
+import { deprecationHeaders } from './deprecation.js';
+
+export interface TrpcPluginOptions {
+  router: AppRouter;
+  createContext: (request: FastifyRequest) => Context;
+}
+
+export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
+  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: ApiMeta } }>;
+
+  await app.register(fastifyTRPCPlugin, {
+    trpcOptions: {
+      router,
+      createContext: ({ req }) => createContext(req),
+      // A deprecated procedure announces it here too, with the same headers as on REST.
+      responseMeta: ({ paths }) => {
+        const deprecation = paths?.map((path) => procedures[path]?._def.meta?.deprecation).find(Boolean);
+        return deprecation ? { headers: deprecationHeaders(deprecation) } : {};
+      },
+      onError: ({ error, req }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
+      },
+    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  });
+};

@@ -1,0 +1,72 @@
+// The pet records of the contract (spec section 2) as zod schemas. They validate procedure input
+// and output on both surfaces and are the source of the OpenAPI document's components.
+import { z } from 'zod';
+import { int64Id } from '../api/int64.js';
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+/** A new pet is `available` unless the request says otherwise (the spec leaves the default open). */
+export const DEFAULT_PET_STATUS = 'available' satisfies PetStatus;
+
+/** The page size of `listPets` when `limit` is omitted, and its bounds (spec section 8). */
+export const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
+
+/** Names are 1 to 100 characters (the spec sets no limit; README "Decisions"). */
+export const NAME_MAX_LENGTH = 100;
+
+export const PetStatus = z
+  .enum(PET_STATUSES, { error: `must be one of ${PET_STATUSES.join(', ')}` })
+  .meta({ id: 'PetStatus', description: 'Availability status.' });
+export type PetStatus = z.infer<typeof PetStatus>;
+
+export const PetName = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)
+  // Control characters (NUL above all) have no place in a name and some databases refuse them.
+  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
+  .regex(/\S/, 'must not be blank')
+  .meta({ description: "The animal's name.", example: 'Rex' });
+
+const petFields = {
+  name: PetName,
+  categoryId: int64Id().meta({ description: 'Identifier of the category the animal belongs to.', example: 1 }),
+};
+
+/** The body of `createPet`. Unknown fields (a client-chosen `id`, a misspelt key) are refused. */
+export const NewPet = z
+  .strictObject({
+    ...petFields,
+    status: PetStatus.optional().meta({ description: `Availability status; \`${DEFAULT_PET_STATUS}\` when omitted.` }),
+  })
+  .meta({ id: 'NewPet' });
+export type NewPet = z.infer<typeof NewPet>;
+
+export const Pet = z
+  .object({
+    id: int64Id().meta({ description: 'Unique identifier, assigned by the service on creation.', example: 1 }),
+    ...petFields,
+    status: PetStatus,
+  })
+  .meta({ id: 'Pet' });
+export type Pet = z.infer<typeof Pet>;
+
+export const Pets = z.array(Pet).meta({ id: 'Pets' });
+
+export const ListPetsInput = z
+  .object({
+    limit: z
+      .int({ error: 'must be an integer' })
+      .min(LIST_LIMIT.min, `must be at least ${LIST_LIMIT.min}`)
+      .max(LIST_LIMIT.max, `must be at most ${LIST_LIMIT.max}`)
+      .default(LIST_LIMIT.default)
+      .meta({ description: 'Maximum number of animals to return.' }),
+    status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
+  })
+  // `pets.list()` with no argument at all lists with the defaults.
+  .prefault({});
+export type ListPetsInput = z.infer<typeof ListPetsInput>;
+
+export const GetPetInput = z.object({
+  petId: int64Id().meta({ description: 'The identifier of the animal.' }),
+});
