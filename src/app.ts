@@ -13,7 +13,7 @@ import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
-import { envelopeForFastifyError, sendError } from './http/error-envelope.js';
+import { envelopeForFastifyError, rawHttpErrorResponse, sendError } from './http/error-envelope.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
@@ -32,6 +32,10 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    clientErrorHandler: (error: Error & { code?: string }, socket) => {
+      if (socket.writable) socket.end(rawHttpErrorResponse(error));
+      else socket.destroy();
+    },
   });
 
   const pets = createPetRepository(database.prisma);

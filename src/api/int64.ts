@@ -4,13 +4,16 @@
 // being silently rounded (JSON.parse would turn 9007199254740993 into …992). The database columns
 // are 64-bit, so the range can grow later without a migration.
 import { z } from 'zod';
+import { integerMessages } from './validation-messages.js';
+
+const messages = integerMessages({ min: 1, max: Number.MAX_SAFE_INTEGER, maxLabel: `${Number.MAX_SAFE_INTEGER} (2^53 − 1)` });
 
 /** A positive identifier: an integer in 1 … 2^53 − 1, documented as int64. */
 export const int64Id = () =>
   z
-    .int({ error: (issue) => (issue.code === 'too_big' || issue.code === 'too_small' ? undefined : 'must be an integer') })
-    .min(1, 'must be at least 1')
-    .max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`)
+    .int({ error: messages })
+    .min(1, { error: messages })
+    .max(Number.MAX_SAFE_INTEGER, { error: messages })
     .meta({ format: 'int64' });
 
 /** A 64-bit value read from the database, as the JSON number the API returns. */

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   405: 'METHOD_NOT_SUPPORTED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
   500: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_CODES;
@@ -28,7 +29,7 @@ export const ErrorEnvelope = z
     message: z.string().meta({ description: 'Human-readable description: which input was wrong and how.' }),
     status: z.int().meta({ description: 'The HTTP status code of the response.' }),
   })
-  .meta({ id: 'Error' });
+  .meta({ description: 'The body of every error response.' });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
 const GENERIC_SERVER_ERROR = 'Internal server error';
@@ -93,6 +94,23 @@ export function envelopeForOpenApiError(status: number, body: unknown): ErrorEnv
   const { message, issues } = (body ?? {}) as { message?: unknown; issues?: unknown };
   if (Array.isArray(issues) && issues.length > 0) return errorEnvelope(status, describeIssues(issues as Issue[]));
   return errorEnvelope(status, typeof message === 'string' && message !== '' ? message : 'Request failed');
+}
+
+/**
+ * A whole HTTP/1.1 response carrying the envelope, for requests so malformed that Node's parser
+ * refused them before Fastify saw a request (Fastify's own answer there is another body shape).
+ */
+export function rawHttpErrorResponse(error: { code?: string }): string {
+  const envelope =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? errorEnvelope(431, 'request headers are too large')
+      : errorEnvelope(400, 'the request is not valid HTTP');
+  const body = JSON.stringify(envelope);
+  const reason = envelope.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return (
+    `HTTP/1.1 ${envelope.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {

@@ -49,31 +49,27 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly Res
 
   document.components ??= {};
   document.components.schemas ??= {};
-  const errorSchema = toJSONSchema(ErrorEnvelope, { target: 'openapi-3.0' }) as Record<string, unknown>;
-  delete errorSchema.$schema;
-  delete errorSchema.id;
-  document.components.schemas.Error = errorSchema;
+  const { $schema: _dialect, ...errorSchema } = toJSONSchema(ErrorEnvelope, { target: 'draft-2020-12' });
+  document.components.schemas.Error = errorSchema as Record<string, unknown>;
 
+  // The generator describes errors with its own body shape, in response objects it shares
+  // between operations: drop those, and give each operation fresh ones with the envelope.
+  for (const name of Object.keys(document.components.schemas)) {
+    if (name.startsWith('error.')) delete document.components.schemas[name];
+  }
   for (const route of routes) {
     const operation = document.paths?.[route.path]?.[route.method.toLowerCase() as 'get'] as Operation | undefined;
     if (!operation) throw new Error(`The generated document has no ${route.method} ${route.path}`);
-    const responses = operation.responses;
-
-    const success = route.meta.successStatus;
-    if (success && responses['200']) {
-      responses[String(success)] = responses['200'];
-      delete responses['200'];
+    const success = String(route.meta.successStatus ?? 200);
+    const responses: Operation['responses'] = { [success]: operation.responses['200']! };
+    const errors = { ...route.meta.openapi?.errorResponses, 500: 'Unexpected server error.' } as Record<string, string>;
+    for (const [status, description] of Object.entries(errors)) {
+      responses[status] = { description, content: ERROR_CONTENT };
     }
-    for (const [status, response] of Object.entries(responses)) {
-      if (Number(status) >= 400) response.content = ERROR_CONTENT;
-    }
-    responses['500'] = { description: 'Unexpected server error.', content: ERROR_CONTENT };
-
     if (route.meta.deprecation) {
-      for (const response of Object.values(responses)) {
-        response.headers = { ...response.headers, ...DEPRECATION_RESPONSE_HEADERS };
-      }
+      for (const response of Object.values(responses)) response.headers = DEPRECATION_RESPONSE_HEADERS;
     }
+    operation.responses = responses;
   }
   return document;
 }

@@ -52,7 +52,7 @@ const COERCIBLE = new Set(['number', 'bigint', 'boolean', 'date']);
 
 /** Fixes `coerce` on the field's schema for good: later assignments (the library's) are ignored. */
 function pinCoercion(field: ZodLike, coerce: boolean): void {
-  Object.defineProperty(field._zod.def, 'coerce', { get: () => coerce, set: () => {}, configurable: false });
+  Object.defineProperty(field._zod.def, 'coerce', { get: () => coerce, set: () => {}, configurable: true });
 }
 
 function inputFields(procedure: AnyTRPCProcedure): Record<string, ZodLike> {

@@ -2,6 +2,7 @@
 // and output on both surfaces and are the source of the OpenAPI document's components.
 import { z } from 'zod';
 import { int64Id } from '../api/int64.js';
+import { expected, integerMessages } from '../api/validation-messages.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
@@ -20,7 +21,7 @@ export const PetStatus = z
 export type PetStatus = z.infer<typeof PetStatus>;
 
 export const PetName = z
-  .string({ error: 'must be a string' })
+  .string({ error: expected('a string') })
   .min(1, 'must not be empty')
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)
   // Control characters (NUL above all) have no place in a name and some databases refuse them.
@@ -56,9 +57,9 @@ export const Pets = z.array(Pet).meta({ id: 'Pets' });
 export const ListPetsInput = z
   .object({
     limit: z
-      .int({ error: 'must be an integer' })
-      .min(LIST_LIMIT.min, `must be at least ${LIST_LIMIT.min}`)
-      .max(LIST_LIMIT.max, `must be at most ${LIST_LIMIT.max}`)
+      .int({ error: integerMessages(LIST_LIMIT) })
+      .min(LIST_LIMIT.min, { error: integerMessages(LIST_LIMIT) })
+      .max(LIST_LIMIT.max, { error: integerMessages(LIST_LIMIT) })
       .default(LIST_LIMIT.default)
       .meta({ description: 'Maximum number of animals to return.' }),
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),

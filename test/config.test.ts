@@ -1,0 +1,60 @@
+// The settings: validated once, with defaults, and refused with a message that names each problem.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.js';
+
+describe('parseConfig', () => {
+  it('has working defaults for local use', () => {
+    expect(parseConfig({})).toEqual({
+      nodeEnv: 'development',
+      host: '127.0.0.1',
+      port: 3000,
+      databaseUrl: 'file:./data/animal-store.db',
+      apiKeys: [],
+      logLevel: 'info',
+      bodyLimitBytes: 65_536,
+    });
+  });
+
+  it('reads every setting', () => {
+    const config = parseConfig({
+      NODE_ENV: 'production',
+      HOST: '0.0.0.0',
+      PORT: '8080',
+      DATABASE_URL: 'file:/var/lib/pets.db',
+      API_KEYS: ' key-aaaaaaaaaaaaaaaa , key-bbbbbbbbbbbbbbbb,',
+      LOG_LEVEL: 'warn',
+      BODY_LIMIT_BYTES: '2048',
+    });
+    expect(config).toEqual({
+      nodeEnv: 'production',
+      host: '0.0.0.0',
+      port: 8080,
+      databaseUrl: 'file:/var/lib/pets.db',
+      apiKeys: ['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb'],
+      logLevel: 'warn',
+      bodyLimitBytes: 2048,
+    });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(parseConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://localhost/pets' }, /DATABASE_URL/],
+    [{ API_KEYS: 'short' }, /API_KEYS.*at least 16/],
+    [{ API_KEYS: 'has spaces in the middle of it' }, /API_KEYS/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ NODE_ENV: 'staging' }, /NODE_ENV/],
+    [{ NODE_ENV: 'production' }, /API_KEYS: is required when NODE_ENV=production/],
+  ])('refuses %o', (env, message) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(message);
+  });
+
+  it('names every bad setting at once', () => {
+    expect(() => parseConfig({ PORT: 'x', LOG_LEVEL: 'y' })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});

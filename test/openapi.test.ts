@@ -1,0 +1,130 @@
+// Spec sections 4 and 9 as an OpenAPI document: valid, generated from the procedures, and true to
+// what the server answers (every live response below is checked against it).
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/test-server.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Doc = any;
+let server: TestServer;
+let doc: Doc;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const response = await fetch(`${server.baseUrl}/v1/openapi.json`); // no key: the document is public
+  expect(response.status).toBe(200);
+  doc = await response.json();
+});
+afterAll(() => server.close());
+
+describe('the document', () => {
+  it('is a valid OpenAPI document', async () => {
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  it('describes exactly the three operations, with their operationIds and the Pets tag', () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item as object).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId} ${op.tags}`),
+    );
+    expect(operations.sort()).toEqual([
+      'GET /pets listPets Pets',
+      'GET /pets/{petId} getPet Pets',
+      'POST /pets createPet Pets',
+    ]);
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(['Pets', 'Store']);
+  });
+
+  it('has servers ending in /v1 and a bearer scheme required by every operation', () => {
+    expect(doc.servers.map((server: { url: string }) => server.url).every((url: string) => url.endsWith('/v1'))).toBe(true);
+    expect(Object.values(doc.components.securitySchemes)).toEqual([expect.objectContaining({ type: 'http', scheme: 'bearer' })]);
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item as Record<string, Doc>)) expect(op.security).toEqual([{ bearerAuth: [] }]);
+    }
+  });
+
+  it('says 201 for createPet and 200 for the others', () => {
+    expect(Object.keys(doc.paths['/pets'].post.responses)).toContain('201');
+    expect(Object.keys(doc.paths['/pets'].post.responses)).not.toContain('200');
+    expect(Object.keys(doc.paths['/pets'].get.responses)).toContain('200');
+    expect(Object.keys(doc.paths['/pets/{petId}'].get.responses)).toContain('200');
+  });
+
+  it('lists the spec’s error statuses, each with the Error schema', () => {
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).filter((s) => Number(s) >= 400);
+    expect(statuses('/pets', 'get')).toEqual(expect.arrayContaining(['400', '401']));
+    expect(statuses('/pets', 'post')).toEqual(expect.arrayContaining(['400', '401']));
+    expect(statuses('/pets/{petId}', 'get')).toEqual(expect.arrayContaining(['401', '404']));
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item as Record<string, Doc>)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, Doc>)) {
+          if (Number(status) >= 400) expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        }
+      }
+    }
+    expect(doc.components.schemas.Error.required.sort()).toEqual(['code', 'message', 'status']);
+  });
+
+  it('types ids as integer/int64 and states the limit bounds and default', () => {
+    const pet = doc.components.schemas.Pet;
+    expect(pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(pet.properties.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(pet.required.sort()).toEqual(['categoryId', 'id', 'name', 'status']);
+    const petId = doc.paths['/pets/{petId}'].get.parameters.find((p: Doc) => p.name === 'petId');
+    expect(petId).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', format: 'int64' } });
+    const limit = doc.paths['/pets'].get.parameters.find((p: Doc) => p.name === 'limit');
+    expect(limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    const status = doc.paths['/pets'].get.parameters.find((p: Doc) => p.name === 'status');
+    expect(status.required ?? false).toBe(false);
+    expect(doc.components.schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
+  });
+
+  it('marks getPet deprecated, with the deprecation headers documented', () => {
+    const getPet = doc.paths['/pets/{petId}'].get;
+    expect(getPet.deprecated).toBe(true);
+    expect(Object.keys(getPet.responses['200'].headers).sort()).toEqual(['Deprecation', 'Link', 'Sunset']);
+    expect(doc.paths['/pets'].get.deprecated).toBeUndefined();
+  });
+});
+
+describe('live responses match the document', () => {
+  let validate: (schema: object, data: unknown) => string | null;
+
+  beforeAll(() => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+    ajv.addSchema({ $id: 'openapi', components: doc.components });
+    validate = (schema, data) => {
+      const check = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('#/components', 'openapi#/components')));
+      return check(data) ? null : ajv.errorsText(check.errors);
+    };
+  });
+
+  const requests: Array<[string, string, string, () => Promise<Response>]> = [
+    ['/pets', 'post', 'created', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 })],
+    ['/pets', 'post', 'bad body', () => server.post('/v1/pets', { name: '' })],
+    ['/pets', 'post', 'no key', () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: '' })],
+    ['/pets', 'post', 'too large', () => server.post('/v1/pets', { name: 'x'.repeat(70_000), categoryId: 1 })],
+    ['/pets', 'post', 'not JSON', () => server.request('/v1/pets', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })],
+    ['/pets', 'get', 'list', () => server.request('/v1/pets?limit=5&status=available')],
+    ['/pets', 'get', 'bad limit', () => server.request('/v1/pets?limit=0')],
+    ['/pets', 'get', 'no key', () => server.request('/v1/pets', { headers: { authorization: 'Bearer wrong-wrong-wrong-wrong' } })],
+    ['/pets/{petId}', 'get', 'found', () => server.request('/v1/pets/1')],
+    ['/pets/{petId}', 'get', 'missing', () => server.request('/v1/pets/4242')],
+    ['/pets/{petId}', 'get', 'bad id', () => server.request('/v1/pets/x')],
+    ['/pets/{petId}', 'get', 'no key', () => server.request('/v1/pets/1', { headers: { authorization: '' } })],
+  ];
+
+  it.each(requests)('%s %s (%s): status listed, body matches its schema', async (path, method, _label, send) => {
+    const response = await send();
+    const operation = doc.paths[path][method];
+    const documented = operation.responses[String(response.status)];
+    expect(documented, `status ${response.status} is not documented for ${method} ${path}`).toBeDefined();
+    const body = await response.json();
+    expect(validate(documented.content['application/json'].schema, body)).toBeNull();
+    for (const header of Object.keys(documented.headers ?? {})) expect(response.headers.get(header)).not.toBeNull();
+  });
+});

@@ -1,0 +1,97 @@
+// Set-up as a new user meets it: `npm start` with no settings at all creates and migrates a SQLite
+// file under the working directory, prints a key to use, serves the API, and stops on SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+const MAIN = join(ROOT, 'src', 'main.ts');
+const workDir = mkdtempSync(join(tmpdir(), 'animal-store-start-'));
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+interface Started {
+  child: ChildProcess;
+  baseUrl: string;
+  logs: Array<Record<string, unknown>>;
+}
+
+/** Starts the service as `npm start` does, in `workDir`, with only the given settings. */
+function start(env: Record<string, string> = {}): Promise<Started> {
+  const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, ...inherited } = process.env;
+  const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: Array<Record<string, unknown>> = [];
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`no start within 20 s: ${JSON.stringify(logs)}`)), 20_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
+        if (listening) {
+          clearTimeout(timer);
+          resolve({ child, baseUrl: listening[1]!, logs });
+        }
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('npm start on a fresh checkout', () => {
+  it('creates, migrates and serves ./data/animal-store.db, with a generated key printed once', async () => {
+    const { child, baseUrl, logs } = await start();
+    expect(existsSync(join(workDir, 'data', 'animal-store.db'))).toBe(true);
+    expect(logs.find((entry) => entry.msg === 'database migrated')).toMatchObject({ applied: [expect.stringMatching(/_init$/)] });
+
+    const keyLine = logs.map((entry) => String(entry.msg)).find((msg) => msg.includes('Authorization: Bearer'));
+    const key = /Bearer (\S+)/.exec(keyLine ?? '')?.[1];
+    expect(key).toMatch(/^[\w-]{32}$/);
+
+    const created = await fetch(`${baseUrl}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{"name":"First","categoryId":1}',
+    });
+    expect(created.status).toBe(201);
+    expect((await fetch(`${baseUrl}/v1/pets`)).status).toBe(401);
+    expect(await stop(child)).toBe(0);
+  });
+
+  it('a second start finds the database up to date and the data still there', async () => {
+    const { child, baseUrl, logs } = await start({ API_KEYS: 'restart-key-0123456789' });
+    expect(logs.some((entry) => entry.msg === 'database is up to date')).toBe(true);
+    expect(logs.some((entry) => String(entry.msg).includes('Bearer'))).toBe(false);
+    const pets = await (await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: 'Bearer restart-key-0123456789' } })).json();
+    expect(pets).toEqual([{ id: 1, name: 'First', categoryId: 1, status: 'available' }]);
+    expect(await stop(child)).toBe(0);
+  });
+
+  it('refuses to start in production without API_KEYS, saying why', async () => {
+    const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...process.env, NODE_ENV: 'production', API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/API_KEYS: is required when NODE_ENV=production/);
+  });
+});
