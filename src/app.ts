@@ -5,10 +5,12 @@
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
 // (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → Prisma.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError } from 'fastify';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
 import type { Context } from './api/context.js';
+import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -17,21 +19,40 @@ import { envelopeForFastifyError, rawHttpErrorResponse, sendError } from './http
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
+import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
+import { FixedWindowLimiter } from './limits/fixed-window-limiter.js';
 import { createPetRepository } from './pets/pet-repository.js';
 
+export type AppConfig = Pick<
+  Config,
+  | 'apiKeys'
+  | 'bodyLimitBytes'
+  | 'rateLimitPerMinute'
+  | 'authFailuresPerMinute'
+  | 'idempotencyTtlMs'
+  | 'corsOrigins'
+  | 'trustProxy'
+>;
+
 export interface AppDependencies {
-  config: Pick<Config, 'apiKeys' | 'bodyLimitBytes'>;
+  config: AppConfig;
   database: Database;
   logger: Logger;
 }
+
+/** Headers every response carries: API answers are not for sniffing or for shared caches. */
+const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // While shutting down, requests already on open connections are served, not refused with 503.
+    return503OnClosing: false,
     clientErrorHandler: (error: Error & { code?: string }, socket) => {
       if (socket.writable) socket.end(rawHttpErrorResponse(error));
       else socket.destroy();
@@ -39,12 +60,44 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   });
 
   const pets = createPetRepository(database.prisma);
-  const createContext = (request: { identity: Context['identity'] }): Context => ({ identity: request.identity, pets });
+  const idempotency = createIdempotencyStore(database.prisma, config.idempotencyTtlMs);
+  const keyRateLimiter = config.rateLimitPerMinute > 0 ? new FixedWindowLimiter(config.rateLimitPerMinute) : null;
+  const createContext = (request: FastifyRequest, reply: FastifyReply): Context => ({
+    identity: request.identity,
+    authRetryAfterSeconds: request.authRetryAfterSeconds,
+    idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+    keyRateLimiter,
+    setHeaders: (headers) => void reply.headers(headers),
+    pets,
+    idempotency,
+  });
 
-  await app.register(authentication, { verifier: createApiKeyVerifier(config.apiKeys) });
+  await app.register(authentication, {
+    verifier: createApiKeyVerifier({ envKeys: config.apiKeys, store: createApiKeyStore(database.prisma) }),
+    failureLimiter: new FixedWindowLimiter(config.authFailuresPerMinute),
+  });
 
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'POST'],
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
+      exposedHeaders: ['x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'idempotent-replayed'],
+      maxAge: 600,
+    });
+  }
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.headers(RESPONSE_HEADERS);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Tell keep-alive clients not to reuse a connection that is about to close.
+    if (closing) reply.header('connection', 'close');
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const envelope = envelopeForFastifyError(error);

@@ -39,10 +39,20 @@ const settingsSchema = z
       ),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(10 * 1024 * 1024).default(64 * 1024),
-  })
-  .refine((settings) => settings.NODE_ENV !== 'production' || settings.API_KEYS.length > 0, {
-    path: ['API_KEYS'],
-    message: 'is required when NODE_ENV=production (a comma-separated list of keys)',
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+    AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+    IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(1 / 60).max(24 * 30).default(24),
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter((origin) => origin !== ''),
+      )
+      .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }))),
+    TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   });
 
 export interface Config {
@@ -50,10 +60,19 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
-  /** Keys from API_KEYS. Outside production an empty list means: make a key for this run. */
+  /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
   apiKeys: string[];
   logLevel: (typeof LOG_LEVELS)[number];
   bodyLimitBytes: number;
+  /** Requests per API key per minute, per instance; 0 turns the limit off. */
+  rateLimitPerMinute: number;
+  /** Failed authentications per client address per minute before 429. */
+  authFailuresPerMinute: number;
+  idempotencyTtlMs: number;
+  /** Browser origins allowed by CORS; empty: CORS is off. */
+  corsOrigins: string[];
+  /** Take the client address from X-Forwarded-For (behind a load balancer). */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -80,6 +99,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     apiKeys: s.API_KEYS,
     logLevel: s.LOG_LEVEL,
     bodyLimitBytes: s.BODY_LIMIT_BYTES,
+    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+    idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
+    corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    trustProxy: s.TRUST_PROXY === 'true',
   };
 }
 

@@ -1,7 +1,7 @@
 // The service's entry point (`npm start`): read the settings, migrate the database, listen, and
 // shut down cleanly on SIGTERM/SIGINT.
-import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
+import { createApiKeyStore } from './auth/api-key-store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateDatabase, openDatabase } from './db/database.js';
 import { createLogger } from './logger.js';
@@ -24,19 +24,27 @@ function readConfig(): Config {
 const config = readConfig();
 const logger = createLogger(config);
 
-let apiKeys = config.apiKeys;
-if (apiKeys.length === 0) {
-  // Only outside production (the settings refuse production without keys): a key for this run,
-  // so that a new user can call the API at once. It is printed this once and kept nowhere.
-  const key = randomBytes(24).toString('base64url');
-  apiKeys = [key];
-  logger.warn(`API_KEYS is not set, so this run accepts one generated key. Use: Authorization: Bearer ${key}`);
-}
-
 const applied = await migrateDatabase(config.databaseUrl);
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
 const database = await openDatabase(config.databaseUrl);
-const app = await buildApp({ config: { ...config, apiKeys }, database, logger });
+
+if (config.apiKeys.length === 0) {
+  const keys = createApiKeyStore(database.prisma);
+  if ((await keys.countActive()) === 0) {
+    if (config.nodeEnv === 'production') {
+      logger.fatal('No API key exists: set API_KEYS, or create one with `npm run keys -- create --name <name>`.');
+      await database.close();
+      process.exit(1);
+    }
+    // A new user can call the API at once. The key goes to the terminal (stderr), never to the
+    // log: it is shown this once, and only its digest is stored.
+    const { key, record } = await keys.create(`dev-${new Date().toISOString().slice(0, 19).replace(/\D/g, '')}`);
+    logger.warn({ keyName: record.name }, 'no API key existed: created one for development (printed on stderr)');
+    process.stderr.write(`\nDevelopment API key "${record.name}" (shown once; keep it):\n  Authorization: Bearer ${key}\n\n`);
+  }
+}
+
+const app = await buildApp({ config, database, logger });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

@@ -12,6 +12,11 @@ describe('parseConfig', () => {
       apiKeys: [],
       logLevel: 'info',
       bodyLimitBytes: 65_536,
+      rateLimitPerMinute: 600,
+      authFailuresPerMinute: 20,
+      idempotencyTtlMs: 86_400_000,
+      corsOrigins: [],
+      trustProxy: false,
     });
   });
 
@@ -24,6 +29,11 @@ describe('parseConfig', () => {
       API_KEYS: ' key-aaaaaaaaaaaaaaaa , key-bbbbbbbbbbbbbbbb,',
       LOG_LEVEL: 'warn',
       BODY_LIMIT_BYTES: '2048',
+      RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_FAILURES_PER_MINUTE: '5',
+      IDEMPOTENCY_TTL_HOURS: '0.5',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
+      TRUST_PROXY: 'true',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -33,6 +43,11 @@ describe('parseConfig', () => {
       apiKeys: ['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb'],
       logLevel: 'warn',
       bodyLimitBytes: 2048,
+      rateLimitPerMinute: 0,
+      authFailuresPerMinute: 5,
+      idempotencyTtlMs: 1_800_000,
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      trustProxy: true,
     });
   });
 
@@ -48,7 +63,9 @@ describe('parseConfig', () => {
     [{ API_KEYS: 'has spaces in the middle of it' }, /API_KEYS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ NODE_ENV: 'staging' }, /NODE_ENV/],
-    [{ NODE_ENV: 'production' }, /API_KEYS: is required when NODE_ENV=production/],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS/],
+    [{ TRUST_PROXY: 'yes' }, /TRUST_PROXY/],
   ])('refuses %o', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

@@ -17,13 +17,18 @@ interface Started {
   child: ChildProcess;
   baseUrl: string;
   logs: Array<Record<string, unknown>>;
+  stderr(): string;
 }
+
+let developmentKey = '';
 
 /** Starts the service as `npm start` does, in `workDir`, with only the given settings. */
 function start(env: Record<string, string> = {}): Promise<Started> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, ...inherited } = process.env;
   const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(() => reject(new Error(`no start within 20 s: ${JSON.stringify(logs)}`)), 20_000);
@@ -38,7 +43,7 @@ function start(env: Record<string, string> = {}): Promise<Started> {
         const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
         if (listening) {
           clearTimeout(timer);
-          resolve({ child, baseUrl: listening[1]!, logs });
+          resolve({ child, baseUrl: listening[1]!, logs, stderr: () => stderr });
         }
       }
     });
@@ -58,14 +63,15 @@ function stop(child: ChildProcess): Promise<number | null> {
 }
 
 describe('npm start on a fresh checkout', () => {
-  it('creates, migrates and serves ./data/animal-store.db, with a generated key printed once', async () => {
-    const { child, baseUrl, logs } = await start();
+  it('creates, migrates and serves ./data/animal-store.db, with a development key printed once', async () => {
+    const { child, baseUrl, logs, stderr } = await start();
     expect(existsSync(join(workDir, 'data', 'animal-store.db'))).toBe(true);
-    expect(logs.find((entry) => entry.msg === 'database migrated')).toMatchObject({ applied: [expect.stringMatching(/_init$/)] });
+    expect(logs.find((entry) => entry.msg === 'database migrated')).toMatchObject({ applied: [expect.stringMatching(/_init$/), expect.any(String)] });
 
-    const keyLine = logs.map((entry) => String(entry.msg)).find((msg) => msg.includes('Authorization: Bearer'));
-    const key = /Bearer (\S+)/.exec(keyLine ?? '')?.[1];
-    expect(key).toMatch(/^[\w-]{32}$/);
+    // The key is shown on the terminal (stderr), and never written to the JSON log.
+    const key = /Authorization: Bearer (\S+)/.exec(stderr())?.[1];
+    expect(key).toMatch(/^ask_[\w-]{43}$/);
+    expect(JSON.stringify(logs)).not.toContain(key);
 
     const created = await fetch(`${baseUrl}/v1/pets`, {
       method: 'POST',
@@ -75,23 +81,33 @@ describe('npm start on a fresh checkout', () => {
     expect(created.status).toBe(201);
     expect((await fetch(`${baseUrl}/v1/pets`)).status).toBe(401);
     expect(await stop(child)).toBe(0);
+    developmentKey = key!;
   });
 
-  it('a second start finds the database up to date and the data still there', async () => {
-    const { child, baseUrl, logs } = await start({ API_KEYS: 'restart-key-0123456789' });
+  it('a second start finds the database up to date, the data and the key still there, and prints no key', async () => {
+    const { child, baseUrl, logs, stderr } = await start();
     expect(logs.some((entry) => entry.msg === 'database is up to date')).toBe(true);
-    expect(logs.some((entry) => String(entry.msg).includes('Bearer'))).toBe(false);
-    const pets = await (await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: 'Bearer restart-key-0123456789' } })).json();
+    expect(stderr()).not.toMatch(/Bearer/);
+    const pets = await (await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${developmentKey}` } })).json();
     expect(pets).toEqual([{ id: 1, name: 'First', categoryId: 1, status: 'available' }]);
     expect(await stop(child)).toBe(0);
   });
 
-  it('refuses to start in production without API_KEYS, saying why', async () => {
-    const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...process.env, NODE_ENV: 'production', API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/API_KEYS: is required when NODE_ENV=production/);
+  it('refuses to start in production with no key at all, saying why', async () => {
+    const emptyDir = mkdtempSync(join(tmpdir(), 'animal-store-prod-'));
+    try {
+      const child = spawn(TSX, [MAIN], {
+        cwd: emptyDir,
+        env: { ...process.env, NODE_ENV: 'production', API_KEYS: '', DATABASE_URL: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(code).toBe(1);
+      expect(stdout).toMatch(/No API key exists: set API_KEYS, or create one with `npm run keys -- create --name <name>`/);
+    } finally {
+      rmSync(emptyDir, { recursive: true, force: true });
+    }
   });
 });

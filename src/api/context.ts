@@ -1,9 +1,21 @@
-// What every procedure receives: who is calling, and the data access it may use.
+// What every procedure receives: who is calling, what the request asked for beyond its input,
+// and the data access it may use. Built per request by src/app.ts for both surfaces.
 import type { ApiKeyIdentity } from '../auth/api-keys.js';
+import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
+import type { FixedWindowLimiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
 
 export interface Context {
   /** The verified API key behind the request, or null when it had none or a bad one. */
   identity: ApiKeyIdentity | null;
+  /** When the caller's address made too many failed attempts: seconds until it may try again. */
+  authRetryAfterSeconds: number;
+  /** The request's Idempotency-Key header, parsed (only createPet uses it). */
+  idempotencyKey: { key?: string; error?: string };
+  /** Requests per API key; null when the limit is off. */
+  keyRateLimiter: FixedWindowLimiter | null;
+  /** Adds headers to the response, whichever surface it goes out on. */
+  setHeaders(headers: Record<string, string>): void;
   pets: PetRepository;
+  idempotency: IdempotencyStore;
 }

@@ -2,6 +2,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Deprecation } from '../http/deprecation.js';
+import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
 import type { Context } from './context.js';
 
 /** Procedure metadata: trpc-to-openapi's `openapi` block plus the two conventions it lacks. */
@@ -32,14 +33,33 @@ export const router = t.router;
 export const publicProcedure = t.procedure;
 
 /**
- * For procedures that need a valid API key (all of the contract's). The check runs before input
- * validation, so an unauthenticated caller learns nothing about the input rules.
+ * For procedures that need a valid API key (all of the contract's): authentication, then the
+ * per-key rate limit. Both run before input validation, so a caller without a key learns nothing
+ * about the input rules, and every call counts, on either surface.
  */
 export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
-  if (!ctx.identity) {
+  const { identity } = ctx;
+  if (!identity) {
+    if (ctx.authRetryAfterSeconds > 0) {
+      ctx.setHeaders({ 'retry-after': String(ctx.authRetryAfterSeconds) });
+      throw new TRPCError({
+        code: 'TOO_MANY_REQUESTS',
+        message: `Too many failed authentication attempts from this address; retry after ${ctx.authRetryAfterSeconds} s.`,
+      });
+    }
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'A valid API key is required: send "Authorization: Bearer <key>".' });
   }
-  return next({ ctx: { ...ctx, identity: ctx.identity } });
+  if (ctx.keyRateLimiter) {
+    const decision = ctx.keyRateLimiter.hit(identity.keyId);
+    ctx.setHeaders(rateLimitHeaders('per-key', decision, ctx.keyRateLimiter.windowMs));
+    if (!decision.allowed) {
+      throw new TRPCError({
+        code: 'TOO_MANY_REQUESTS',
+        message: `Rate limit of ${decision.limit} requests a minute reached for this API key; retry after ${decision.resetSeconds} s.`,
+      });
+    }
+  }
+  return next({ ctx: { ...ctx, identity } });
 });
 
 /** Calls procedures in-process, e.g. from tests or scripts, through the same middleware. */

@@ -1,11 +1,14 @@
-// Authentication: `Authorization: Bearer <API key>`, checked against the configured keys.
-// This is the only place that decides whether a request carries a valid key; the tRPC middleware
-// (src/api/trpc.ts) and the REST hook (src/http/rest-plugin.ts) both ask it.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Authentication: `Authorization: Bearer <API key>`. This is the only place that decides whether
+// a request carries a valid key. Keys come from two places:
+//   - API_KEYS (settings): a bootstrap list, compared in constant time against SHA-256 digests;
+//   - the api_keys table (`npm run keys`), looked up by the SHA-256 of the presented key.
+// A key itself is never stored, logged or kept in memory beyond the request that carries it.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ApiKeyStore } from './api-key-store.js';
 
 /** Who made the request, once the key is verified. Never holds the key itself. */
 export interface ApiKeyIdentity {
-  /** A stable, non-secret name for the key, e.g. for logs: `env-1` is the first key in API_KEYS. */
+  /** A stable, non-secret id for the key: `key-<n>` for stored keys, `env-<digest prefix>` for API_KEYS. */
   keyId: string;
 }
 
@@ -18,32 +21,41 @@ export function bearerToken(header: string | undefined): string | null {
   return BEARER.exec(header)?.[1] ?? null;
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+/** The digest a key is stored and looked up by. Keys are 256-bit random, so a fast hash is enough. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** A new key: 32 random bytes, base64url, with a prefix that makes a leaked key easy to recognise. */
+export function generateApiKey(): string {
+  return `ask_${randomBytes(32).toString('base64url')}`;
 }
 
 export interface ApiKeyVerifier {
-  /** The identity behind an `Authorization` header value, or null (missing, malformed or unknown). */
-  authenticate(authorizationHeader: string | undefined): ApiKeyIdentity | null;
+  /** The identity behind an `Authorization` header value, or null (missing, malformed, unknown, revoked). */
+  authenticate(authorizationHeader: string | undefined): Promise<ApiKeyIdentity | null>;
 }
 
-/**
- * Verifies against a fixed list of keys. Keys are held only as SHA-256 digests, and a candidate
- * is compared with every one of them in constant time, so neither the position of a mismatch nor
- * which key matched shows in the timing.
- */
-export function createApiKeyVerifier(keys: readonly string[]): ApiKeyVerifier {
-  const known = keys.map((key, index) => ({ digest: digest(key), identity: { keyId: `env-${index + 1}` } }));
+export function createApiKeyVerifier(options: { envKeys: readonly string[]; store?: ApiKeyStore }): ApiKeyVerifier {
+  const envKeys = options.envKeys.map((key) => {
+    const digest = Buffer.from(hashApiKey(key), 'hex');
+    return { digest, identity: { keyId: `env-${digest.subarray(0, 4).toString('hex')}` } };
+  });
   return {
-    authenticate(header) {
+    async authenticate(header) {
       const token = bearerToken(header);
       if (token === null) return null;
-      const candidate = digest(token);
+      const hash = hashApiKey(token);
+      const candidate = Buffer.from(hash, 'hex');
+      // Every env key is compared, so the timing tells nothing of which one (if any) matched.
       let match: ApiKeyIdentity | null = null;
-      for (const key of known) {
+      for (const key of envKeys) {
         if (timingSafeEqual(candidate, key.digest)) match = key.identity;
       }
-      return match;
+      if (match) return match;
+      // Looked up by digest: no comparison against a secret happens in the database either.
+      const stored = await options.store?.findActiveByHash(hash);
+      return stored ? { keyId: `key-${stored.id}` } : null;
     },
   };
 }

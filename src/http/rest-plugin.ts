@@ -18,7 +18,7 @@ import { buildRestRoutes, matchRoute, strictParamProblem, type RestRoute, type R
 
 export interface RestPluginOptions {
   router: AppRouter;
-  createContext: (request: FastifyRequest) => Context;
+  createContext: (request: FastifyRequest, reply: FastifyReply) => Context;
 }
 
 declare module 'fastify' {
@@ -73,6 +73,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       if (!match.route) return sendUnknownRoute(request, reply, match);
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
+        if (request.authRetryAfterSeconds > 0) {
+          reply.header('retry-after', String(request.authRetryAfterSeconds));
+          return sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+        }
         return sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
       }
       request.restMatch = { ...match, route: match.route };
@@ -109,7 +113,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
 
     const openApiOptions: CreateOpenApiFastifyPluginOptions<AppRouter> = {
       router,
-      createContext: ({ req }) => createContext(req as unknown as FastifyRequest),
+      // The adapter hands over Fastify's own request and reply (with a few Node methods added).
+      createContext: ({ req, res }) => createContext(req as unknown as FastifyRequest, res as unknown as FastifyReply),
       responseMeta: ({ paths, errors }) => {
         const status = errors.length === 0 && paths?.[0] ? routeByProcedure.get(paths[0])?.meta.successStatus : undefined;
         return status ? { status } : {};

@@ -1,6 +1,6 @@
 // The typed tRPC surface at /trpc, for internal TypeScript apps (`createTRPCClient<AppRouter>`).
 // Errors keep tRPC's own format (clients decode it); they never carry a stack trace (src/api/trpc.ts).
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
@@ -9,7 +9,7 @@ import { deprecationHeaders } from './deprecation.js';
 
 export interface TrpcPluginOptions {
   router: AppRouter;
-  createContext: (request: FastifyRequest) => Context;
+  createContext: (request: FastifyRequest, reply: FastifyReply) => Context;
 }
 
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
@@ -18,7 +18,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   await app.register(fastifyTRPCPlugin, {
     trpcOptions: {
       router,
-      createContext: ({ req }) => createContext(req),
+      createContext: ({ req, res }) => createContext(req, res),
       // A deprecated procedure announces it here too, with the same headers as on REST.
       responseMeta: ({ paths }) => {
         const deprecation = paths?.map((path) => procedures[path]?._def.meta?.deprecation).find(Boolean);

@@ -27,7 +27,10 @@ function toPet(row: PetRow): Pet {
   };
 }
 
-export function createPetRepository(prisma: PrismaClient): PetRepository {
+/** The Prisma client, or a transaction of it (an idempotent create runs in one). */
+export type PetData = Pick<PrismaClient, 'pet'>;
+
+export function createPetRepository(prisma: PetData): PetRepository {
   return {
     async list({ limit, status }) {
       // Ordered by id, the primary key: a stable order that the (status, id) index serves too.

@@ -1,10 +1,21 @@
 // The pet procedures: defined once, served as tRPC (`pets.*` at /trpc) and as REST (/v1/pets…)
 // from their `openapi` metadata (spec section 4).
 import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
 import { protectedProcedure, router } from '../api/trpc.js';
+import { createPetRepository } from './pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
 
 const TAGS = ['Pets'];
+
+const IdempotencyKeyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Makes the create safe to retry; keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default).' }),
+});
 
 export const petsRouter = router({
   list: protectedProcedure
@@ -16,7 +27,11 @@ export const petsRouter = router({
         tags: TAGS,
         summary: 'List animals',
         description: 'Returns animals in ascending `id` order (creation order), at most `limit` of them.',
-        errorResponses: { 400: 'Invalid `limit` or `status`.', 401: 'Missing or invalid API key.' },
+        errorResponses: {
+          400: 'Invalid `limit` or `status`.',
+          401: 'Missing or invalid API key.',
+          429: 'Rate limit reached; see Retry-After.',
+        },
       },
     })
     .input(ListPetsInput)
@@ -33,17 +48,37 @@ export const petsRouter = router({
         tags: TAGS,
         summary: 'Add an animal',
         successDescription: 'Animal added; the body includes the assigned `id`.',
+        description:
+          'Send an `Idempotency-Key` header to make retries safe: a repeat with the same key and body replays the ' +
+          'first answer (with `Idempotent-Replayed: true`) and creates nothing.',
+        requestHeaders: IdempotencyKeyHeader,
         errorResponses: {
           400: 'Body is missing required fields or contains invalid values.',
           401: 'Missing or invalid API key.',
           413: 'Body larger than the limit.',
           415: 'Body is not `application/json`.',
+          422: 'The Idempotency-Key was already used with a different body.',
+          429: 'Rate limit reached; see Retry-After.',
         },
       },
     })
     .input(NewPet)
     .output(Pet)
-    .mutation(({ ctx, input }) => ctx.pets.create(input)),
+    .mutation(async ({ ctx, input }) => {
+      const { key, error } = ctx.idempotencyKey;
+      if (error) throw new TRPCError({ code: 'BAD_REQUEST', message: error });
+      if (!key) return ctx.pets.create(input);
+      // A retry with the same Idempotency-Key replays the first answer and creates nothing.
+      const { result, replayed } = await ctx.idempotency.run({
+        scope: ctx.identity.keyId,
+        operation: 'createPet',
+        key,
+        request: input,
+        perform: (tx) => createPetRepository(tx).create(input),
+      });
+      if (replayed) ctx.setHeaders({ 'idempotent-replayed': 'true' });
+      return result;
+    }),
 
   get: protectedProcedure
     .meta({
@@ -65,6 +100,7 @@ export const petsRouter = router({
           400: '`petId` is not an integer in 1 … 2^53 − 1.',
           401: 'Missing or invalid API key.',
           404: 'The requested resource could not be found.',
+          429: 'Rate limit reached; see Retry-After.',
         },
       },
     })

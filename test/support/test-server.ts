@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppConfig } from '../../src/app.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
@@ -21,13 +21,24 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { bodyLimitBytes?: number } = {}): Promise<TestServer> {
+/** Settings of test servers: the defaults, with limits high enough not to get in the way. */
+export const TEST_CONFIG: AppConfig = {
+  apiKeys: [API_KEY, OTHER_API_KEY],
+  bodyLimitBytes: 64 * 1024,
+  rateLimitPerMinute: 1_000_000,
+  authFailuresPerMinute: 1_000_000,
+  idempotencyTtlMs: 24 * 3_600_000,
+  corsOrigins: [],
+  trustProxy: false,
+};
+
+export async function startTestServer(options: { config?: Partial<AppConfig> } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
   const databaseUrl = `file:${join(dir, 'animal-store.db')}`;
   await migrateDatabase(databaseUrl);
   const database = await openDatabase(databaseUrl);
   const app = await buildApp({
-    config: { apiKeys: [API_KEY, OTHER_API_KEY], bodyLimitBytes: options.bodyLimitBytes ?? 64 * 1024 },
+    config: { ...TEST_CONFIG, ...options.config },
     database,
     logger: pino({ level: 'silent' }),
   });

@@ -1,0 +1,65 @@
+// The api_keys table: issuing, listing and revoking keys (`npm run keys`), and finding the active
+// key behind a digest for every authenticated request. Revocation is seen by every instance on
+// the key's next request, since nothing here caches a lookup.
+import type { PrismaClient } from '../db/database.js';
+import { generateApiKey, hashApiKey } from './api-keys.js';
+
+/** last_used_at is written at most this often per key: a request must not cost a write. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface ApiKeyRecord {
+  id: number;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface ApiKeyStore {
+  /** The active (not revoked) key with this digest, noting its use. */
+  findActiveByHash(hash: string): Promise<{ id: number } | null>;
+  /** Issues a key; the returned `key` is the only copy there will ever be. */
+  create(name: string): Promise<{ key: string; record: ApiKeyRecord }>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes the active key with this name; false when there is none. */
+  revoke(name: string): Promise<boolean>;
+  countActive(): Promise<number>;
+}
+
+export class DuplicateKeyNameError extends Error {
+  override name = 'DuplicateKeyNameError';
+}
+
+const RECORD_FIELDS = { id: true, name: true, createdAt: true, lastUsedAt: true, revokedAt: true } as const;
+
+export function createApiKeyStore(prisma: PrismaClient, now: () => Date = () => new Date()): ApiKeyStore {
+  return {
+    async findActiveByHash(hash) {
+      const key = await prisma.apiKey.findUnique({ where: { hash }, select: { id: true, revokedAt: true, lastUsedAt: true } });
+      if (!key || key.revokedAt) return null;
+      const at = now();
+      if (!key.lastUsedAt || at.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+        await prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: at } });
+      }
+      return { id: key.id };
+    },
+
+    async create(name) {
+      if (await prisma.apiKey.findUnique({ where: { name }, select: { id: true } })) {
+        throw new DuplicateKeyNameError(`A key named "${name}" exists already (names are never reused).`);
+      }
+      const key = generateApiKey();
+      const record = await prisma.apiKey.create({ data: { name, hash: hashApiKey(key) }, select: RECORD_FIELDS });
+      return { key, record };
+    },
+
+    list: () => prisma.apiKey.findMany({ select: RECORD_FIELDS, orderBy: { id: 'asc' } }),
+
+    async revoke(name) {
+      const { count } = await prisma.apiKey.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: now() } });
+      return count > 0;
+    },
+
+    countActive: () => prisma.apiKey.count({ where: { revokedAt: null } }),
+  };
+}

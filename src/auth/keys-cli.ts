@@ -1,0 +1,52 @@
+// `npm run keys -- <command>`: manages the API keys in the database DATABASE_URL names.
+//   create --name <name>   issues a key; the key is printed once, alone on the last line of stdout
+//   list                   name, id, creation and last use (never a secret)
+//   revoke --name <name>   revokes; every instance refuses the key from its next request on
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { migrateDatabase, openDatabase } from '../db/database.js';
+import { createApiKeyStore, DuplicateKeyNameError } from './api-key-store.js';
+
+const USAGE = 'usage: npm run keys -- create --name <name> | list | revoke --name <name>';
+const NAME = /^[\w.-]{1,64}$/;
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { name: { type: 'string' } } });
+const [command] = positionals;
+if (command === 'create' || command === 'revoke') {
+  if (!values.name || !NAME.test(values.name)) fail(`${USAGE}\n--name: 1 to 64 letters, digits, '.', '_' or '-'`);
+} else if (command !== 'list') {
+  fail(USAGE);
+}
+
+const { databaseUrl } = loadConfig();
+await migrateDatabase(databaseUrl);
+const database = await openDatabase(databaseUrl);
+const keys = createApiKeyStore(database.prisma);
+const iso = (date: Date | null) => (date ? date.toISOString() : '-');
+
+try {
+  if (command === 'create') {
+    const { key, record } = await keys.create(values.name!);
+    console.error(`Created API key "${record.name}" (id ${record.id}). It is shown once, below; only its digest is kept.`);
+    console.log(key);
+  } else if (command === 'revoke') {
+    if (!(await keys.revoke(values.name!))) fail(`No active key is named "${values.name}".`);
+    console.log(`Revoked API key "${values.name}".`);
+  } else {
+    const rows = await keys.list();
+    console.log(['name', 'id', 'created', 'last used', 'revoked'].join('\t'));
+    for (const row of rows) {
+      console.log([row.name, row.id, iso(row.createdAt), iso(row.lastUsedAt), iso(row.revokedAt)].join('\t'));
+    }
+  }
+} catch (error) {
+  if (error instanceof DuplicateKeyNameError) fail(error.message);
+  throw error;
+} finally {
+  await database.close();
+}
