@@ -51,14 +51,40 @@ async function readMigrationList(layout: SchemaLayout) {
   };
 }
 
+/** The migrations the database records as applied, or null when it has no migration table yet. */
+async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<Set<string> | null> {
+  const connection = await adapterFactory.connect();
+  try {
+    const result = await connection.queryRaw({
+      sql: 'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+      args: [],
+      argTypes: [],
+    });
+    return new Set(result.rows.map((row) => String(row[0])));
+  } catch {
+    return null;
+  } finally {
+    await connection.dispose();
+  }
+}
+
 /**
  * Applies every migration folder not yet recorded in the database's `_prisma_migrations`.
  * Returns the names of the migrations applied by this call (empty when up to date).
+ *
+ * The engine is only started when something is pending: on SQLite it takes the file with
+ * `locking_mode=EXCLUSIVE`, which fails while any other process (a running instance, `npm run
+ * keys`) has it open. So an up-to-date database is checked with a plain query instead, and a
+ * real migration of a SQLite file needs the other processes stopped (README).
  */
 export async function applyMigrations(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   layout: SchemaLayout,
 ): Promise<string[]> {
+  const folders = await migrationFolderNames(layout.migrationsDir);
+  const recorded = await recordedMigrations(adapterFactory);
+  if (recorded && folders.every((name) => recorded.has(name))) return [];
+
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
   const { engine, close } = await openSchemaEngine(adapterFactory, schema);
   try {

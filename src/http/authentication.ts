@@ -26,7 +26,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.decorateRequest('authRetryAfterSeconds', 0);
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization;
-    if (header === undefined) return; // nothing to check, nothing guessed
+    if (header === undefined || header.trim() === '') return; // nothing to check, nothing guessed
     const standing = failureLimiter.peek(request.ip);
     if (!standing.allowed) {
       request.authRetryAfterSeconds = standing.resetSeconds;

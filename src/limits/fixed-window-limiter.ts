@@ -32,10 +32,11 @@ export class FixedWindowLimiter {
     return this.decision(count);
   }
 
-  /** Says whether `key` is over the limit, without counting a request. */
+  /** Says whether one more request for `key` would be within the limit, without counting it. */
   peek(key: string): LimitDecision {
     this.roll();
-    return this.decision(this.counts.get(key) ?? 0);
+    const count = this.counts.get(key) ?? 0;
+    return { ...this.decision(count + 1), remaining: Math.max(0, this.limit - count) };
   }
 
   /** Windows are aligned to multiples of windowMs, so they are the same in every instance. */

@@ -1,0 +1,118 @@
+// Abuse limits (issue 4.2): requests per API key, counted on both surfaces, and failed
+// authentications per client address; past either, 429 with Retry-After and the draft headers.
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../src/api/root-router.js';
+import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
+import { expectError } from '../support/expect-error.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const trpcClient = (baseUrl: string, key: string) =>
+  createTRPCClient<AppRouter>({ links: [httpLink({ url: `${baseUrl}/trpc`, headers: { authorization: `Bearer ${key}` } })] });
+
+function parseRateLimit(header: string | null) {
+  const match = /^"per-key";r=(\d+);t=(\d+)$/.exec(header ?? '');
+  expect(match, `RateLimit: ${header}`).not.toBeNull();
+  return { remaining: Number(match![1]), reset: Number(match![2]) };
+}
+
+describe('per API key', () => {
+  it('announces the policy, counts down, then answers 429 with Retry-After', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 5 } });
+    const remaining: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await server.request('/v1/pets');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-policy')).toBe('"per-key";q=5;w=60');
+      remaining.push(parseRateLimit(response.headers.get('ratelimit')).remaining);
+    }
+    expect(remaining).toEqual([4, 3, 2, 1, 0]);
+
+    const refused = await server.request('/v1/pets');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(parseRateLimit(refused.headers.get('ratelimit'))).toEqual({ remaining: 0, reset: retryAfter });
+    await expectError(refused, 429, 'TOO_MANY_REQUESTS', /Rate limit of 5 requests a minute/);
+  });
+
+  it('a refused create writes nothing', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+    expect((await server.post('/v1/pets', { name: 'One', categoryId: 1 })).status).toBe(201);
+    await expectError(await server.post('/v1/pets', { name: 'Two', categoryId: 1 }), 429, 'TOO_MANY_REQUESTS');
+    expect(await server.database.prisma.pet.count()).toBe(1);
+  });
+
+  it('counts tRPC and REST calls against the same budget, and tRPC answers TOO_MANY_REQUESTS', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 4 } });
+    const trpc = trpcClient(server.baseUrl, API_KEY);
+    await trpc.pets.list.query();
+    await trpc.pets.list.query();
+    expect((await server.request('/v1/pets')).status).toBe(200);
+    expect((await server.request('/v1/pets')).status).toBe(200);
+    const error = await trpc.pets.list.query().catch((cause: unknown) => cause);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'TOO_MANY_REQUESTS', httpStatus: 429 });
+    expect((await server.request('/v1/pets')).status).toBe(429);
+  });
+
+  it('each key has its own budget', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 2 } });
+    await server.request('/v1/pets');
+    await server.request('/v1/pets');
+    expect((await server.request('/v1/pets')).status).toBe(429);
+    expect((await server.request('/v1/pets', { headers: { authorization: `Bearer ${OTHER_API_KEY}` } })).status).toBe(200);
+  });
+
+  it('RATE_LIMIT_PER_MINUTE=0 turns the limit off', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 0 } });
+    for (let i = 0; i < 30; i++) expect((await server.request('/v1/pets')).status).toBe(200);
+    expect((await server.request('/v1/pets')).headers.get('ratelimit')).toBeNull();
+  });
+});
+
+describe('failed authentication per client address', () => {
+  it('after the limit, 429 with Retry-After, on both surfaces, and even a valid key is not checked', async () => {
+    server = await startTestServer({ config: { authFailuresPerMinute: 3 } });
+    for (let i = 0; i < 3; i++) {
+      await expectError(await server.request('/v1/pets', { headers: { authorization: `Bearer guess-${i}-aaaaaaaaaaaaaaaa` } }), 401, 'UNAUTHORIZED');
+    }
+    const refused = await server.request('/v1/pets', { headers: { authorization: 'Bearer guess-4-aaaaaaaaaaaaaaaa' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await expectError(refused, 429, 'TOO_MANY_REQUESTS', /failed authentication attempts/);
+
+    // A right guess from this address now would tell the guesser nothing: it is not checked.
+    await expectError(await server.request('/v1/pets'), 429, 'TOO_MANY_REQUESTS');
+
+    const error = await trpcClient(server.baseUrl, API_KEY).pets.list.query().catch((cause: unknown) => cause);
+    expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'TOO_MANY_REQUESTS', httpStatus: 429 });
+  });
+
+  it('requests that send no key at all are not counted as guesses', async () => {
+    server = await startTestServer({ config: { authFailuresPerMinute: 2 } });
+    for (let i = 0; i < 10; i++) {
+      await expectError(await server.request('/v1/pets', { headers: { authorization: '' } }), 401, 'UNAUTHORIZED');
+    }
+    expect((await server.request('/v1/pets')).status).toBe(200);
+  });
+});
+
+describe('the fixed window', () => {
+  it('resets at the window boundary, the same for every instance', async () => {
+    const { FixedWindowLimiter } = await import('../../src/limits/fixed-window-limiter.js');
+    let now = 120_000 + 45_000; // 45 s into a minute
+    const limiter = new FixedWindowLimiter(2, 60_000, () => now);
+    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 15 });
+    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.peek('k')).toMatchObject({ allowed: false });
+    expect(limiter.hit('k')).toMatchObject({ allowed: false, remaining: 0 });
+    now += 15_000; // the next minute
+    expect(limiter.peek('k')).toMatchObject({ allowed: true, remaining: 2 });
+    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
+  });
+});
