@@ -15,7 +15,7 @@ import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
-import { envelopeForFastifyError, rawHttpErrorResponse, sendError } from './http/error-envelope.js';
+import { envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
@@ -53,7 +53,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     genReqId: () => randomUUID(),
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
-    clientErrorHandler: (error: Error & { code?: string }, socket) => {
+    // Errors Fastify raises before routing (a URL with broken percent-encoding): the envelope too.
+    frameworkErrors: (error, _request, reply) => void sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error)),
+    clientErrorHandler: (error, socket) => {
       if (socket.writable) socket.end(rawHttpErrorResponse(error));
       else socket.destroy();
     },
@@ -102,7 +104,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const envelope = envelopeForFastifyError(error);
     if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+    return sendEnvelope(reply, envelope);
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),

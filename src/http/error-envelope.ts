@@ -53,9 +53,12 @@ export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   };
 }
 
-export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  const envelope = errorEnvelope(status, message);
+export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
   return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return sendEnvelope(reply, errorEnvelope(status, message));
 }
 
 interface Issue {
@@ -82,6 +85,7 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
   }
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return errorEnvelope(400, 'body: is required (a JSON object)');
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorEnvelope(413, 'body: is larger than the limit');
+  if (error.code === 'FST_ERR_BAD_URL') return errorEnvelope(400, 'the URL is malformed (invalid percent-encoding)');
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return errorEnvelope(415, 'body: must be sent as Content-Type: application/json');
   }
@@ -102,16 +106,18 @@ export function envelopeForOpenApiError(status: number, body: unknown): ErrorEnv
  * A whole HTTP/1.1 response carrying the envelope, for requests so malformed that Node's parser
  * refused them before Fastify saw a request (Fastify's own answer there is another body shape).
  */
-export function rawHttpErrorResponse(error: { code?: string }): string {
+export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown }): string {
   const envelope =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? errorEnvelope(431, 'request headers are too large')
       : errorEnvelope(400, 'the request is not valid HTTP');
   const body = JSON.stringify(envelope);
   const reason = envelope.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  // An answer to HEAD has no body (a client would read one as the start of a next response).
+  const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   return (
     `HTTP/1.1 ${envelope.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`
   );
 }
 

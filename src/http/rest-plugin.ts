@@ -11,6 +11,7 @@ import {
   envelopeForFastifyError,
   envelopeForOpenApiError,
   isErrorEnvelope,
+  sendEnvelope,
   sendError,
 } from './error-envelope.js';
 import { buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
@@ -55,7 +56,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   v1.setErrorHandler((error: FastifyError, request, reply) => {
     const envelope = envelopeForFastifyError(error);
     if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+    return sendEnvelope(reply, envelope);
   });
 
   v1.setNotFoundHandler((request, reply) =>

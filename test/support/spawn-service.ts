@@ -17,7 +17,7 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the service with only `env` as settings (PORT=0: a free port), in `cwd`. */
+/** Starts the service with only `env` as settings (PORT=0: a free port), in `cwd`. It must log at info level (or lower) for its "listening" line to be seen. */
 export function spawnService(env: Record<string, string>, cwd = ROOT): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, ...inherited } = process.env;
   const child = spawn(TSX, [MAIN], { cwd, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
