@@ -35,7 +35,7 @@ if (apiKeys.length === 0) {
 
 const applied = await migrateDatabase(config.databaseUrl);
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
-const database = await openDatabase(config.databaseUrl);
+const database = await openDatabase(config);
 const app = await buildApp({ config: { ...config, apiKeys }, database, logger });
 
 let stopping = false;

@@ -1,11 +1,11 @@
-// A real service for tests: a fresh SQLite file in a temporary directory, migrated the way
+// A real service for tests: a fresh database of this run's provider (a SQLite file in a temporary
+// directory, or a new PostgreSQL database: test/support/test-database.ts), migrated the way
 // `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { createTestDatabase } from './test-database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
 export const OTHER_API_KEY = 'other-key-0123456789abcdef';
@@ -22,10 +22,10 @@ export interface TestServer {
 }
 
 export async function startTestServer(options: { bodyLimitBytes?: number } = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
-  const databaseUrl = `file:${join(dir, 'animal-store.db')}`;
-  await migrateDatabase(databaseUrl);
-  const database = await openDatabase(databaseUrl);
+  const testDatabase = await createTestDatabase();
+  await migrateDatabase(testDatabase.url);
+  // The service's own defaults for every connection setting (pool size, timeouts).
+  const database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
   const app = await buildApp({
     config: { apiKeys: [API_KEY, OTHER_API_KEY], bodyLimitBytes: options.bodyLimitBytes ?? 64 * 1024 },
     database,
@@ -56,7 +56,7 @@ export async function startTestServer(options: { bodyLimitBytes?: number } = {})
     async close() {
       await app.close();
       await database.close();
-      rmSync(dir, { recursive: true, force: true });
+      await testDatabase.drop();
     },
   };
 }
