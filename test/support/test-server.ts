@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import type { Provider } from '../../src/db/providers.js';
 import { createTestDatabase } from './test-database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
@@ -13,6 +14,8 @@ export const OTHER_API_KEY = 'other-key-0123456789abcdef';
 export interface TestServer {
   app: App;
   database: Database;
+  /** The DATABASE_URL of its database. */
+  databaseUrl: string;
   baseUrl: string;
   /** fetch() against the server, with the API key unless `headers.authorization` says otherwise. */
   request(path: string, init?: RequestInit): Promise<Response>;
@@ -21,11 +24,20 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { bodyLimitBytes?: number } = {}): Promise<TestServer> {
-  const testDatabase = await createTestDatabase();
+export interface TestServerOptions {
+  bodyLimitBytes?: number;
+  /** The database kind; by default this run's (TEST_DATABASE). */
+  provider?: Provider;
+  /** For PostgreSQL: the server to create the database on (by default the machine's, TEST_POSTGRES_URL). */
+  postgresServerUrl?: string;
+  /** Connection settings as the environment would give them (DATABASE_QUERY_TIMEOUT_MS…); the service's defaults otherwise. */
+  databaseSettings?: Record<string, string>;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const testDatabase = await createTestDatabase(options.provider, options.postgresServerUrl);
   await migrateDatabase(testDatabase.url);
-  // The service's own defaults for every connection setting (pool size, timeouts).
-  const database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
+  const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }));
   const app = await buildApp({
     config: { apiKeys: [API_KEY, OTHER_API_KEY], bodyLimitBytes: options.bodyLimitBytes ?? 64 * 1024 },
     database,
@@ -45,6 +57,7 @@ export async function startTestServer(options: { bodyLimitBytes?: number } = {})
   return {
     app,
     database,
+    databaseUrl: testDatabase.url,
     baseUrl,
     request,
     post: (path, body, headers = {}) =>
