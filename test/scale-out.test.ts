@@ -11,6 +11,8 @@ const KEY = 'scale-out-key-0123456789';
 const CREATES_PER_INSTANCE = 500;
 /** Requests in flight per instance at any moment: enough to overlap, bounded for a shared 2-core machine. */
 const IN_FLIGHT_PER_INSTANCE = 16;
+/** Two process start-ups and 2,000 requests on a shared 2-core machine: a generous bound, not a speed test. */
+const TEST_BOUND_MS = 180_000;
 
 let running: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
@@ -41,7 +43,7 @@ async function createMany(baseUrl: string, prefix: string): Promise<Array<{ stat
 }
 
 describe.each(['postgresql', 'sqlite'] as const)('two instances on one %s database', (provider: Provider) => {
-  it(`both start on a fresh database, take ${CREATES_PER_INSTANCE} creates each at once, and lose none`, async () => {
+  it(`both start on a fresh database, take ${CREATES_PER_INSTANCE} creates each at once, and lose none`, { timeout: TEST_BOUND_MS }, async () => {
     database = await createTestDatabase(provider);
     const env = { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'info' };
     running = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
