@@ -18,8 +18,12 @@ const settingsSchema = z
       .string()
       .default('file:./data/animal-store.db')
       .refine((url) => providerOf(url) !== undefined, {
-        message: 'must be a SQLite URL (file:./path.db)',
+        message: 'must be a SQLite URL (file:./path.db) or a PostgreSQL URL (postgresql://user@host:5432/db)',
       }),
+    // PostgreSQL only (SQLite has one connection per process). See the README on sizing the pool.
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+    DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     API_KEYS: z
       .string()
       .default('')
@@ -60,6 +64,12 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
+  /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
+  databasePoolSize: number;
+  /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
+  databaseQueryTimeoutMs: number;
   /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
   apiKeys: string[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -96,6 +106,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     host: s.HOST,
     port: s.PORT,
     databaseUrl: s.DATABASE_URL,
+    databasePoolSize: s.DATABASE_POOL_SIZE,
+    databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
+    databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
     apiKeys: s.API_KEYS,
     logLevel: s.LOG_LEVEL,
     bodyLimitBytes: s.BODY_LIMIT_BYTES,

@@ -26,7 +26,7 @@ const logger = createLogger(config);
 
 const applied = await migrateDatabase(config.databaseUrl);
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
-const database = await openDatabase(config.databaseUrl);
+const database = await openDatabase(config);
 
 if (config.apiKeys.length === 0) {
   const keys = createApiKeyStore(database.prisma);

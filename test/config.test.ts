@@ -9,6 +9,9 @@ describe('parseConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       databaseUrl: 'file:./data/animal-store.db',
+      databasePoolSize: 10,
+      databaseConnectTimeoutMs: 5_000,
+      databaseQueryTimeoutMs: 10_000,
       apiKeys: [],
       logLevel: 'info',
       bodyLimitBytes: 65_536,
@@ -25,7 +28,10 @@ describe('parseConfig', () => {
       NODE_ENV: 'production',
       HOST: '0.0.0.0',
       PORT: '8080',
-      DATABASE_URL: 'file:/var/lib/pets.db',
+      DATABASE_URL: 'postgresql://pets@db.internal:5432/pets',
+      DATABASE_POOL_SIZE: '25',
+      DATABASE_CONNECT_TIMEOUT_MS: '2000',
+      DATABASE_QUERY_TIMEOUT_MS: '3000',
       API_KEYS: ' key-aaaaaaaaaaaaaaaa , key-bbbbbbbbbbbbbbbb,',
       LOG_LEVEL: 'warn',
       BODY_LIMIT_BYTES: '2048',
@@ -39,7 +45,10 @@ describe('parseConfig', () => {
       nodeEnv: 'production',
       host: '0.0.0.0',
       port: 8080,
-      databaseUrl: 'file:/var/lib/pets.db',
+      databaseUrl: 'postgresql://pets@db.internal:5432/pets',
+      databasePoolSize: 25,
+      databaseConnectTimeoutMs: 2_000,
+      databaseQueryTimeoutMs: 3_000,
       apiKeys: ['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb'],
       logLevel: 'warn',
       bodyLimitBytes: 2048,
@@ -51,6 +60,15 @@ describe('parseConfig', () => {
     });
   });
 
+  it.each([
+    ['file:/var/lib/pets.db', 'sqlite'],
+    ['file:./data/pets.db', 'sqlite'],
+    ['postgresql://pets@db.internal:5432/pets', 'postgresql'],
+    ['postgres://pets:secret@127.0.0.1/pets?sslmode=require', 'postgresql'],
+  ])('accepts DATABASE_URL %s (%s)', (url) => {
+    expect(parseConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+  });
+
   it('treats empty values as unset', () => {
     expect(parseConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
   });
@@ -59,6 +77,11 @@ describe('parseConfig', () => {
     [{ PORT: 'eighty' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],
     [{ DATABASE_URL: 'mysql://localhost/pets' }, /DATABASE_URL/],
+    [{ DATABASE_URL: 'postgresql:pets' }, /DATABASE_URL/],
+    [{ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE/],
+    [{ DATABASE_POOL_SIZE: 'many' }, /DATABASE_POOL_SIZE/],
+    [{ DATABASE_CONNECT_TIMEOUT_MS: '5' }, /DATABASE_CONNECT_TIMEOUT_MS/],
+    [{ DATABASE_QUERY_TIMEOUT_MS: '-1' }, /DATABASE_QUERY_TIMEOUT_MS/],
     [{ API_KEYS: 'short' }, /API_KEYS.*at least 16/],
     [{ API_KEYS: 'has spaces in the middle of it' }, /API_KEYS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

@@ -1,13 +1,30 @@
-// vitest settings for `npm test`. Suites start real servers, processes and databases, so the
-// timeouts are generous; they bound a hang, they do not measure speed.
+// `npm test` runs the behaviour suites (everything built on test/support/test-server.ts) once on
+// SQLite and once on PostgreSQL, and the rest (settings, start-up, migrations, several processes,
+// database outage) once: those choose their databases themselves.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/** The suites that specify the contract through test/support/test-server.ts: run on every provider. */
+const BEHAVIOUR_SUITES = [
+  'test/rest/**/*.test.ts',
+  'test/trpc.test.ts',
+  'test/openapi.test.ts',
+  'test/security/idempotency.test.ts',
+  'test/security/no-data-without-key.test.ts',
+  'test/reliability/fuzz.test.ts',
+];
 
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
-    include: ['test/**/*.test.ts'],
+    // Two cores, shared: a few files at a time, and every wait in the tests has its own bound.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
+      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
+      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: BEHAVIOUR_SUITES } },
+    ],
   },
 });

@@ -1,6 +1,7 @@
 // The only place that calls initTRPC. It exports the building blocks the routers use.
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import { isDatabaseUnavailable } from '../db/database-errors.js';
 import type { Deprecation } from '../http/deprecation.js';
 import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
 import type { Context } from './context.js';
@@ -29,15 +30,32 @@ const t = initTRPC
 /** Builds a router; one per domain (src/pets/pets-router.ts), merged in src/api/root-router.ts. */
 export const router = t.router;
 
+/** What a client is told when the database cannot serve: nothing about why, just that retrying makes sense. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable at the moment; try again shortly.';
+
+/**
+ * Every procedure runs inside this: a database that is unreachable, restarting or overloaded
+ * (src/db/database-errors.ts decides) is a 503 SERVICE_UNAVAILABLE, so clients and load
+ * balancers retry, not a 500 that says the request itself is broken. The one place this mapping
+ * is made, for both surfaces (REST takes the status from the tRPC code).
+ */
+const procedure = t.procedure.use(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && isDatabaseUnavailable(result.error.cause)) {
+    throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: DATABASE_UNAVAILABLE_MESSAGE, cause: result.error.cause });
+  }
+  return result;
+});
+
 /** For procedures anyone may call. The contract has none today; health checks live outside tRPC. */
-export const publicProcedure = t.procedure;
+export const publicProcedure = procedure;
 
 /**
  * For procedures that need a valid API key (all of the contract's): authentication, then the
  * per-key rate limit. Both run before input validation, so a caller without a key learns nothing
  * about the input rules, and every call counts, on either surface.
  */
-export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
+export const protectedProcedure = procedure.use(({ ctx, next }) => {
   const { identity } = ctx;
   if (!identity) {
     if (ctx.authRetryAfterSeconds > 0) {

@@ -23,9 +23,9 @@ if (command === 'create' || command === 'revoke') {
   fail(USAGE);
 }
 
-const { databaseUrl } = loadConfig();
-await migrateDatabase(databaseUrl);
-const database = await openDatabase(databaseUrl);
+const config = loadConfig();
+await migrateDatabase(config.databaseUrl);
+const database = await openDatabase(config);
 const keys = createApiKeyStore(database.prisma);
 const iso = (date: Date | null) => (date ? date.toISOString() : '-');
 

@@ -1,7 +1,9 @@
-// `npm run db:migration -- <name>`: writes the next migration for the schema in prisma/, offline.
-import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+// `npm run db:migration -- <name>`: after a change to prisma/models.prisma, rewrites each
+// provider's schema from it and writes each provider's next migration, offline.
 import { createMigration } from './migrations.js';
-import { schemaLayout } from './providers.js';
+import { offlineDiffAdapter } from './offline-diff-adapters.js';
+import { writeProviderSchemas } from './provider-schemas.js';
+import { PROVIDERS, schemaLayout } from './providers.js';
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {
@@ -9,6 +11,12 @@ if (!name || !/^[a-z0-9_]+$/.test(name)) {
   process.exit(2);
 }
 
-// The diff runs from schema to schema; the in-memory database is only there to satisfy the engine.
-const written = await createMigration(new PrismaBetterSqlite3({ url: ':memory:' }), schemaLayout('sqlite'), name);
-console.log(written ? `sqlite: wrote ${written}` : 'sqlite: schema unchanged, no migration written');
+const rewritten = await writeProviderSchemas();
+if (rewritten.length) console.log(`rewrote from prisma/models.prisma: ${rewritten.map((p) => `prisma/${p}/schema.prisma`).join(', ')}`);
+
+const now = new Date(); // one timestamp, so both providers' folders have the same name
+for (const provider of PROVIDERS) {
+  const written = await createMigration(offlineDiffAdapter(provider), schemaLayout(provider), name, now);
+  console.log(written ? `${provider}: wrote ${written}` : `${provider}: schema unchanged, no migration written`);
+}
+if (rewritten.length) console.log('run `npm run db:generate` to regenerate the clients');

@@ -2,7 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import { isAbsolute, join, resolve } from 'node:path';
 
-export type Provider = 'sqlite';
+/** The databases the service runs on, named as Prisma names their providers. */
+export const PROVIDERS = ['sqlite', 'postgresql'] as const;
+export type Provider = (typeof PROVIDERS)[number];
 
 export interface SchemaLayout {
   provider: Provider;
@@ -15,14 +17,21 @@ export interface SchemaLayout {
 /** The repository root: this file is src/db/providers.ts, or dist/db/providers.js once built. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** The data model both providers' schemas are written from (see src/db/provider-schemas.ts). */
+export const MODELS_PATH = join(PROJECT_ROOT, 'prisma', 'models.prisma');
+
 export function schemaLayout(provider: Provider): SchemaLayout {
   const dir = join(PROJECT_ROOT, 'prisma', provider);
   return { provider, schemaPath: join(dir, 'schema.prisma'), migrationsDir: join(dir, 'migrations') };
 }
 
-/** `file:` URLs are SQLite; anything else is refused when the settings are read. */
+/**
+ * `file:` URLs are SQLite; `postgresql://` and `postgres://` (both spellings libpq accepts) are
+ * PostgreSQL; anything else is refused when the settings are read.
+ */
 export function providerOf(databaseUrl: string): Provider | undefined {
   if (databaseUrl.startsWith('file:')) return 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return 'postgresql';
   return undefined;
 }
 

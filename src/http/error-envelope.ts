@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   429: 'TOO_MANY_REQUESTS',
   431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
   500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
@@ -41,14 +42,15 @@ function isErrorStatus(status: number): status is ErrorStatus {
 }
 
 /**
- * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and a
- * server error never carries its original message: that is for the log.
+ * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and a 500
+ * never carries its original message: that is for the log. (A 503's message is ours, written
+ * for clients: src/api/trpc.ts.)
  */
 export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   const known = isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;
   return {
     code: ERROR_CODES[known],
-    message: known >= 500 ? GENERIC_SERVER_ERROR : message,
+    message: known === 500 ? GENERIC_SERVER_ERROR : message,
     status: known,
   };
 }

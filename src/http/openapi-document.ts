@@ -62,7 +62,11 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly Res
     if (!operation) throw new Error(`The generated document has no ${route.method} ${route.path}`);
     const success = String(route.meta.successStatus ?? 200);
     const responses: Operation['responses'] = { [success]: operation.responses['200']! };
-    const errors = { ...route.meta.openapi?.errorResponses, 500: 'Unexpected server error.' } as Record<string, string>;
+    const errors = {
+      ...route.meta.openapi?.errorResponses,
+      500: 'Unexpected server error.',
+      503: 'The database is unavailable at the moment (unreachable, restarting or overloaded); retry later.',
+    } as Record<string, string>;
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, content: ERROR_CONTENT };
     }

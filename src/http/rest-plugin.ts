@@ -121,9 +121,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         return status ? { status } : {};
       },
       onError: ({ error, req }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') {
-          (req as unknown as FastifyRequest).log.error({ err: error.cause ?? error }, 'procedure failed');
-        }
+        const log = (req as unknown as FastifyRequest).log;
+        if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error.cause ?? error }, 'procedure failed');
+        if (error.code === 'SERVICE_UNAVAILABLE') log.warn({ err: error.cause ?? error }, 'database unavailable');
       },
     };
     await procedures.register(fastifyTRPCOpenApiPlugin, openApiOptions);

@@ -26,6 +26,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       },
       onError: ({ error, req }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
+        if (error.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err: error.cause ?? error }, 'database unavailable');
       },
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
   });

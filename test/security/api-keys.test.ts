@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { ROOT, TSX } from '../support/spawn-service.js';
 import { TEST_CONFIG } from '../support/test-server.js';
@@ -42,7 +43,7 @@ async function instance(): Promise<Instance> {
       done();
     },
   });
-  const database = await openDatabase(`file:${file}`);
+  const database = await openDatabase(parseConfig({ DATABASE_URL: `file:${file}` }));
   const app = await buildApp({ config: { ...TEST_CONFIG, apiKeys: [] }, database, logger: pino({ level: 'trace' }, sink) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as { port: number };

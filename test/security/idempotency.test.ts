@@ -1,15 +1,14 @@
 // Idempotent creates (issue 4.3): the Idempotency-Key header on POST /v1/pets and pets.create.
 import { createTRPCClient, httpLink } from '@trpc/client';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase } from '../../src/db/database.js';
 import { API_KEY, json, OTHER_API_KEY, startTestServer, TEST_CONFIG, type TestServer } from '../support/test-server.js';
 import { expectError } from '../support/expect-error.js';
+import { createTestDatabase } from '../support/test-database.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -95,15 +94,12 @@ describe('Idempotency-Key on createPet', () => {
 });
 
 describe('across instances', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-idem-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
   it('a retry that lands on another instance replays too', async () => {
-    const url = `file:${join(dir, 'shared.db')}`;
-    await migrateDatabase(url);
+    const shared = await createTestDatabase();
+    await migrateDatabase(shared.url);
     const instances = await Promise.all(
       [1, 2].map(async () => {
-        const database = await openDatabase(url);
+        const database = await openDatabase(parseConfig({ DATABASE_URL: shared.url }));
         const app = await buildApp({ config: TEST_CONFIG, database, logger: pino({ level: 'silent' }) });
         return { app, database };
       }),
@@ -125,5 +121,6 @@ describe('across instances', () => {
       await app.close();
       await database.close();
     }
+    await shared.drop();
   });
 });

@@ -1,11 +1,12 @@
-// A real service for tests: a fresh SQLite file in a temporary directory, migrated the way
+// A real service for tests: a fresh database of this run's provider (a SQLite file in a temporary
+// directory, or a new PostgreSQL database: test/support/test-database.ts), migrated the way
 // `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildApp, type App, type AppConfig } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import type { Provider } from '../../src/db/providers.js';
+import { createTestDatabase } from './test-database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
 export const OTHER_API_KEY = 'other-key-0123456789abcdef';
@@ -13,6 +14,8 @@ export const OTHER_API_KEY = 'other-key-0123456789abcdef';
 export interface TestServer {
   app: App;
   database: Database;
+  /** The DATABASE_URL of its database. */
+  databaseUrl: string;
   baseUrl: string;
   /** fetch() against the server, with the API key unless `headers.authorization` says otherwise. */
   request(path: string, init?: RequestInit): Promise<Response>;
@@ -32,11 +35,21 @@ export const TEST_CONFIG: AppConfig = {
   trustProxy: false,
 };
 
-export async function startTestServer(options: { config?: Partial<AppConfig> } = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
-  const databaseUrl = `file:${join(dir, 'animal-store.db')}`;
-  await migrateDatabase(databaseUrl);
-  const database = await openDatabase(databaseUrl);
+export interface TestServerOptions {
+  /** Service settings that differ from TEST_CONFIG. */
+  config?: Partial<AppConfig>;
+  /** The database kind; by default this run's (TEST_DATABASE). */
+  provider?: Provider;
+  /** For PostgreSQL: the server to create the database on (by default the machine's, TEST_POSTGRES_URL). */
+  postgresServerUrl?: string;
+  /** Connection settings as the environment would give them (DATABASE_QUERY_TIMEOUT_MS…); the service's defaults otherwise. */
+  databaseSettings?: Record<string, string>;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const testDatabase = await createTestDatabase(options.provider, options.postgresServerUrl);
+  await migrateDatabase(testDatabase.url);
+  const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }));
   const app = await buildApp({
     config: { ...TEST_CONFIG, ...options.config },
     database,
@@ -56,6 +69,7 @@ export async function startTestServer(options: { config?: Partial<AppConfig> } =
   return {
     app,
     database,
+    databaseUrl: testDatabase.url,
     baseUrl,
     request,
     post: (path, body, headers = {}) =>
@@ -67,11 +81,10 @@ export async function startTestServer(options: { config?: Partial<AppConfig> } =
     async close() {
       await app.close();
       await database.close();
-      rmSync(dir, { recursive: true, force: true });
+      await testDatabase.drop();
     },
   };
 }
-
 
 /** The JSON body of a response, typed loosely: tests check its shape with expect(). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

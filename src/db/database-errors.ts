@@ -1,0 +1,49 @@
+// Which database errors mean "the database cannot serve right now" (unreachable, restarting,
+// overloaded, timed out) rather than "this query is wrong". The API answers the first kind with
+// 503, so clients and load balancers retry, and the second with 500. This is the only place that
+// knows the drivers' error kinds; src/api/trpc.ts maps the answer to SERVICE_UNAVAILABLE.
+// One runtime serves both generated clients, so their errors are instances of the same classes.
+import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+
+/**
+ * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
+ * provider): P1001 server unreachable, P1002 reaching it timed out, P1008 operation timed out
+ * (SQLite reports a lock held past its busy timeout this way), P1017 server closed the
+ * connection, P2024 no connection free in the pool in time, P2037 too many connections.
+ */
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
+
+/**
+ * PostgreSQL SQLSTATEs that adapter-pg passes on as a plain "postgres" error: class 08 connection
+ * exceptions, class 53 insufficient resources (too many connections, out of memory or disk),
+ * 57014 statement cancelled (our statement_timeout), 57P01–57P03 the server is shutting down,
+ * crashed or not accepting connections yet (starting up, recovering).
+ */
+function isUnavailableSqlState(code: string): boolean {
+  return /^(08|53)/.test(code) || ['57014', '57P01', '57P02', '57P03'].includes(code);
+}
+
+/**
+ * The `pg` driver's own errors for a connection that failed or went silent. They carry no code,
+ * and adapter-pg passes them through untranslated, so their fixed messages are all there is to
+ * recognise them by.
+ */
+const PG_CONNECTION_FAILURES = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+]);
+
+interface DriverAdapterErrorMeta {
+  driverAdapterError?: { cause?: { kind?: string; originalCode?: string } };
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof PrismaClientKnownRequestError) {
+    if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return true;
+    const cause = (error.meta as DriverAdapterErrorMeta | undefined)?.driverAdapterError?.cause;
+    return cause?.kind === 'postgres' && typeof cause.originalCode === 'string' && isUnavailableSqlState(cause.originalCode);
+  }
+  return error instanceof Error && PG_CONNECTION_FAILURES.has(error.message);
+}
