@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { envelopeForFastifyError, rawHttpErrorResponse, sendError } from './http/error-envelope.js';
+import { healthPlugin } from './http/health-plugin.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
@@ -55,6 +56,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),
   );
 
+  await app.register(healthPlugin, { database });
   await app.register(trpcPlugin, { prefix: '/trpc', router: appRouter, createContext });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;

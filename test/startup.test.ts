@@ -57,7 +57,10 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
-describe('npm start on a fresh checkout', () => {
+// Each test starts a whole process (tsx compiling, migrating): seconds, more on a busy machine.
+const PROCESS_TEST_TIMEOUT_MS = 60_000;
+
+describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('creates, migrates and serves ./data/animal-store.db, with a generated key printed once', async () => {
     const { child, baseUrl, logs } = await start();
     expect(existsSync(join(workDir, 'data', 'animal-store.db'))).toBe(true);

@@ -12,6 +12,8 @@ export type { PrismaClient };
 export interface Database {
   provider: Provider;
   prisma: PrismaClient;
+  /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function openDatabase(databaseUrl: string): Promise<Database> {
   return {
     provider,
     prisma,
+    ping: async () => void (await prisma.$queryRawUnsafe('SELECT 1')),
     close: () => prisma.$disconnect(),
   };
 }

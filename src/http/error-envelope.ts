@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
   500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
@@ -39,14 +40,15 @@ function isErrorStatus(status: number): status is ErrorStatus {
 }
 
 /**
- * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and a
- * server error never carries its original message: that is for the log.
+ * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and an
+ * unexpected error (500) never carries its original message: that is for the log. A 503 keeps
+ * its message: only our own code answers 503, with a sentence written for the caller.
  */
 export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   const known = isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;
   return {
     code: ERROR_CODES[known],
-    message: known >= 500 ? GENERIC_SERVER_ERROR : message,
+    message: known === 500 ? GENERIC_SERVER_ERROR : message,
     status: known,
   };
 }

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 
@@ -13,6 +13,8 @@ export const OTHER_API_KEY = 'other-key-0123456789abcdef';
 export interface TestServer {
   app: App;
   database: Database;
+  /** The SQLite file behind it, as a DATABASE_URL. */
+  databaseUrl: string;
   baseUrl: string;
   /** fetch() against the server, with the API key unless `headers.authorization` says otherwise. */
   request(path: string, init?: RequestInit): Promise<Response>;
@@ -21,7 +23,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { bodyLimitBytes?: number } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  bodyLimitBytes?: number;
+  /** Where the server logs; silent unless a test reads the log. */
+  logger?: Logger;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
   const databaseUrl = `file:${join(dir, 'animal-store.db')}`;
   await migrateDatabase(databaseUrl);
@@ -29,7 +37,7 @@ export async function startTestServer(options: { bodyLimitBytes?: number } = {})
   const app = await buildApp({
     config: { apiKeys: [API_KEY, OTHER_API_KEY], bodyLimitBytes: options.bodyLimitBytes ?? 64 * 1024 },
     database,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -45,6 +53,7 @@ export async function startTestServer(options: { bodyLimitBytes?: number } = {})
   return {
     app,
     database,
+    databaseUrl,
     baseUrl,
     request,
     post: (path, body, headers = {}) =>
