@@ -15,6 +15,7 @@ import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { envelopeForFastifyError, rawHttpErrorResponse, sendError } from './http/error-envelope.js';
 import { healthPlugin } from './http/health-plugin.js';
+import { requestLogging } from './http/request-logging.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
@@ -33,6 +34,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // One line per request instead of Fastify's two, with the route pattern (src/http/request-logging.ts).
+    disableRequestLogging: true,
     clientErrorHandler: (error: Error & { code?: string }, socket) => {
       if (socket.writable) socket.end(rawHttpErrorResponse(error));
       else socket.destroy();
@@ -42,6 +45,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   const pets = createPetRepository(database.prisma);
   const createContext = (request: { identity: Context['identity'] }): Context => ({ identity: request.identity, pets });
 
+  await app.register(requestLogging);
   await app.register(authentication, { verifier: createApiKeyVerifier(config.apiKeys) });
 
   app.addHook('onSend', async (request, reply) => {

@@ -71,6 +71,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       const deprecation = match.route?.meta.deprecation;
       if (deprecation) reply.headers(deprecationHeaders(deprecation));
       if (!match.route) return sendUnknownRoute(request, reply, match);
+      request.routePattern = REST_BASE_PATH + match.route.path;
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
         return sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
