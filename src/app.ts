@@ -5,7 +5,7 @@
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
 // (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → Prisma.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError } from 'fastify';
+import Fastify, { LogController, type FastifyError } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
 import type { Context } from './api/context.js';
@@ -35,7 +35,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // One line per request instead of Fastify's two, with the route pattern (src/http/request-logging.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler: (error: Error & { code?: string }, socket) => {
       if (socket.writable) socket.end(rawHttpErrorResponse(error));
       else socket.destroy();
