@@ -1,10 +1,11 @@
 // Set-up as a new user meets it: `npm start` with no settings at all creates and migrates a SQLite
 // file under the working directory, prints a key to use, serves the API, and stops on SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -19,10 +20,14 @@ interface Started {
   logs: Array<Record<string, unknown>>;
 }
 
-/** Starts the service as `npm start` does, in `workDir`, with only the given settings. */
-function start(env: Record<string, string> = {}): Promise<Started> {
+/**
+ * Starts the service in `workDir` with only the given settings: from source through tsx (as
+ * `npm run dev` does) unless `command` says otherwise (the built output: `node dist/main.js`).
+ */
+function start(env: Record<string, string> = {}, command: [string, ...string[]] = [TSX, MAIN]): Promise<Started> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, ...inherited } = process.env;
-  const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [program, ...args] = command;
+  const child = spawn(program, args, { cwd: workDir, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -96,5 +101,30 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toMatch(/API_KEYS: is required when NODE_ENV=production/);
+  });
+});
+
+describe('npm start: the built output', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+  const KEY = 'built-key-0123456789abcdef';
+
+  it('npm run build compiles src/ to dist/; node dist/main.js serves the API, the docs and the health checks', async () => {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+    const { child, baseUrl } = await start({ API_KEYS: KEY }, [process.execPath, join(ROOT, 'dist', 'main.js')]);
+    try {
+      expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+      expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);
+      expect((await fetch(`${baseUrl}/v1/docs`)).status).toBe(200);
+
+      // The package export `animal-store/client` resolves to the built client, as an app importing it would.
+      const script = `
+        const { createClient } = await import('animal-store/client');
+        const client = createClient(process.argv[1], process.argv[2]);
+        const pet = await client.pets.create.mutate({ name: 'Built', categoryId: 9 });
+        console.log(JSON.stringify(await client.pets.get.query({ petId: pet.id })));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, baseUrl, KEY], { cwd: ROOT });
+      expect(JSON.parse(stdout)).toEqual({ id: expect.any(Number), name: 'Built', categoryId: 9, status: 'available' });
+    } finally {
+      expect(await stop(child)).toBe(0);
+    }
   });
 });
