@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/database.js';
+import { migrateDatabase, openDatabase } from '../../src/db/database.js';
 import { createPetRepository } from '../../src/pets/pet-repository.js';
 import { SAMPLE_PETS } from '../../src/db/seed.js';
 
@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-seed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the script exactly as `npm run db:seed` does, on `databaseUrl`. */
+/** Runs the script exactly as `npm run db:seed` does, on `databaseUrl`; rejects when it fails. */
 async function seed(databaseUrl: string): Promise<string> {
   const { DATABASE_URL: _ignored, ...env } = process.env;
   const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/db/seed-cli.ts'], {
@@ -27,6 +27,7 @@ async function seed(databaseUrl: string): Promise<string> {
 describe('npm run db:seed', { timeout: 60_000 }, () => {
   it('fills a new database with the sample inventory, and a second run adds nothing', async () => {
     const databaseUrl = `file:${join(dir, 'seeded.db')}`;
+    await migrateDatabase(databaseUrl);
     expect(await seed(databaseUrl)).toMatch(`added ${SAMPLE_PETS.length} of ${SAMPLE_PETS.length}`);
     expect(await seed(databaseUrl)).toMatch(`added 0 of ${SAMPLE_PETS.length}`);
 
@@ -38,5 +39,14 @@ describe('npm run db:seed', { timeout: 60_000 }, () => {
     } finally {
       await database.close();
     }
+  });
+
+  it('on a database that was never migrated, says what to run instead of failing obscurely', async () => {
+    const failure = await seed(`file:${join(dir, 'unmigrated.db')}`).then(
+      () => null,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(/npm run db:migrate/);
   });
 });
