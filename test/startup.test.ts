@@ -1,72 +1,27 @@
 // Set-up as a new user meets it: `npm start` with no settings at all creates and migrates a SQLite
-// file under the working directory, prints a key to use, serves the API, and stops on SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
+// file under the working directory, makes a development key and shows it once, serves the API,
+// and stops on SIGTERM; the built output (what `npm start` runs) does the same.
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAIN, ROOT, startServiceProcess, TSX } from './support/service-process.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-const MAIN = join(ROOT, 'src', 'main.ts');
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-start-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  logs: Array<Record<string, unknown>>;
-  stderr(): string;
-}
-
+// Each test starts a whole process (compiling, migrating): seconds, more on a busy machine.
+const PROCESS_TEST_TIMEOUT_MS = 60_000;
 let developmentKey = '';
 
-/** Starts the service as `npm start` does, in `workDir`, with only the given settings. */
-function start(env: Record<string, string> = {}): Promise<Started> {
-  const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, ...inherited } = process.env;
-  const child = spawn(TSX, [MAIN], { cwd: workDir, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: Array<Record<string, unknown>> = [];
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`no start within 20 s: ${JSON.stringify(logs)}`)), 20_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        logs.push(entry);
-        const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
-        if (listening) {
-          clearTimeout(timer);
-          resolve({ child, baseUrl: listening[1]!, logs, stderr: () => stderr });
-        }
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.on('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-}
-
-describe('npm start on a fresh checkout', () => {
+describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('creates, migrates and serves ./data/animal-store.db, with a development key printed once', async () => {
-    const { child, baseUrl, logs, stderr } = await start();
+    const { baseUrl, logs, stderr, stop } = await startServiceProcess({ LOG_LEVEL: 'info' }, { cwd: workDir });
     expect(existsSync(join(workDir, 'data', 'animal-store.db'))).toBe(true);
-    expect(logs.find((entry) => entry.msg === 'database migrated')).toMatchObject({ applied: [expect.stringMatching(/_init$/), expect.any(String)] });
+    const migrated = logs.find((entry) => entry.msg === 'database migrated') as { applied?: string[] } | undefined;
+    expect(migrated?.applied?.[0]).toMatch(/_init$/);
 
     // The key is shown on the terminal (stderr), and never written to the JSON log.
     const key = /Authorization: Bearer (\S+)/.exec(stderr())?.[1];
@@ -80,17 +35,17 @@ describe('npm start on a fresh checkout', () => {
     });
     expect(created.status).toBe(201);
     expect((await fetch(`${baseUrl}/v1/pets`)).status).toBe(401);
-    expect(await stop(child)).toBe(0);
+    expect(await stop()).toBe(0);
     developmentKey = key!;
   });
 
   it('a second start finds the database up to date, the data and the key still there, and prints no key', async () => {
-    const { child, baseUrl, logs, stderr } = await start();
-    expect(logs.some((entry) => entry.msg === 'database is up to date')).toBe(true);
+    const { baseUrl, logs, stderr, stop } = await startServiceProcess({ LOG_LEVEL: 'info' }, { cwd: workDir });
+    expect(logs.map((entry) => entry.msg)).toContain('database is up to date');
     expect(stderr()).not.toMatch(/Bearer/);
     const pets = await (await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${developmentKey}` } })).json();
     expect(pets).toEqual([{ id: 1, name: 'First', categoryId: 1, status: 'available' }]);
-    expect(await stop(child)).toBe(0);
+    expect(await stop()).toBe(0);
   });
 
   it('refuses to start in production with no key at all, saying why', async () => {
@@ -98,7 +53,7 @@ describe('npm start on a fresh checkout', () => {
     try {
       const child = spawn(TSX, [MAIN], {
         cwd: emptyDir,
-        env: { ...process.env, NODE_ENV: 'production', API_KEYS: '', DATABASE_URL: '' },
+        env: { ...process.env, NODE_ENV: 'production', API_KEYS: '', DATABASE_URL: '', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -108,6 +63,34 @@ describe('npm start on a fresh checkout', () => {
       expect(stdout).toMatch(/No API key exists: set API_KEYS, or create one with `npm run keys -- create --name <name>`/);
     } finally {
       rmSync(emptyDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm start: the built output', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+  const KEY = 'built-key-0123456789abcdef';
+
+  it('npm run build compiles src/ to dist/; node dist/main.js serves the API, the docs and the health checks', async () => {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+    const service = await startServiceProcess(
+      { API_KEYS: KEY, LOG_LEVEL: 'info', DATABASE_URL: `file:${join(workDir, 'built.db')}` },
+      { command: [process.execPath, join(ROOT, 'dist', 'main.js')] },
+    );
+    try {
+      expect((await fetch(`${service.baseUrl}/healthz`)).status).toBe(200);
+      expect((await fetch(`${service.baseUrl}/readyz`)).status).toBe(200);
+      expect((await fetch(`${service.baseUrl}/v1/docs`)).status).toBe(200);
+
+      // The package export `animal-store/client` resolves to the built client, as an app importing it would.
+      const script = `
+        const { createClient } = await import('animal-store/client');
+        const client = createClient(process.argv[1], process.argv[2]);
+        const pet = await client.pets.create.mutate({ name: 'Built', categoryId: 9 });
+        console.log(JSON.stringify(await client.pets.get.query({ petId: pet.id })));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, service.baseUrl, KEY], { cwd: ROOT });
+      expect(JSON.parse(stdout)).toEqual({ id: expect.any(Number), name: 'Built', categoryId: 9, status: 'available' });
+    } finally {
+      expect(await service.stop()).toBe(0);
     }
   });
 });

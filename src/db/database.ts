@@ -23,6 +23,8 @@ export type PrismaClient = SqlitePrismaClient;
 export interface Database {
   provider: Provider;
   prisma: PrismaClient;
+  /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -86,11 +88,13 @@ export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
 export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 
+  const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
+
   if (provider === 'postgresql') {
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
-    return { provider, prisma, close: () => prisma.$disconnect() };
+    return { provider, prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
   }
 
   const prisma = new SqlitePrismaClient({ adapter: sqliteAdapter(settings.databaseUrl) });
@@ -103,6 +107,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   return {
     provider,
     prisma,
+    ping: ping(prisma),
     close: () => prisma.$disconnect(),
   };
 }

@@ -42,9 +42,9 @@ function isErrorStatus(status: number): status is ErrorStatus {
 }
 
 /**
- * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and a 500
- * never carries its original message: that is for the log. (A 503's message is ours, written
- * for clients: src/api/trpc.ts.)
+ * The envelope for `status`. A status we do not list becomes 400 (other 4xx) or 500, and an
+ * unexpected error (500) never carries its original message: that is for the log. A 503 keeps
+ * its message: only our own code answers 503, with a sentence written for the caller.
  */
 export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   const known = isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;

@@ -7,6 +7,7 @@ import { fastifyTRPCOpenApiPlugin, type CreateOpenApiFastifyPluginOptions } from
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
 import { deprecationHeaders } from './deprecation.js';
+import { docsPlugin } from './docs-plugin.js';
 import {
   envelopeForFastifyError,
   envelopeForOpenApiError,
@@ -65,6 +66,12 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
 
   // The document is public: it holds no data, and tools and people need it before they have a key.
   v1.get('/openapi.json', (_request, reply) => reply.send(document));
+  // The reference page that renders it, public for the same reason (src/http/docs-plugin.ts).
+  await v1.register(docsPlugin, {
+    prefix: '/docs',
+    documentUrl: `${REST_BASE_PATH}/openapi.json`,
+    title: `${document.info.title} API reference`,
+  });
 
   await v1.register(async (procedures) => {
     procedures.addHook('onRequest', async (request, reply) => {
@@ -72,6 +79,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       const deprecation = match.route?.meta.deprecation;
       if (deprecation) reply.headers(deprecationHeaders(deprecation));
       if (!match.route) return sendUnknownRoute(request, reply, match);
+      request.routePattern = REST_BASE_PATH + match.route.path;
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
         if (request.authRetryAfterSeconds > 0) {

@@ -15,6 +15,13 @@ export interface TrpcPluginOptions {
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
   const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: ApiMeta } }>;
 
+  // The adapter's one route is `/:path`; the log names the procedures called (`/trpc/pets.list`,
+  // a batch: `/trpc/pets.list,pets.get`). Unknown names stay out of it: they are the caller's text.
+  app.addHook('onRequest', async (request) => {
+    const { path } = request.params as { path?: string };
+    if (path?.split(',').every((name) => Object.hasOwn(procedures, name))) request.routePattern = `${app.prefix}/${path}`;
+  });
+
   await app.register(fastifyTRPCPlugin, {
     trpcOptions: {
       router,

@@ -85,7 +85,8 @@ export const petsRouter = router({
       deprecation: {
         since: new Date('2026-11-21T00:00:00Z'),
         sunset: new Date('2030-12-05T00:00:00Z'),
-        documentation: '/v1/openapi.json#/paths/~1pets/get',
+        // The replacement's (listPets) entry in the API reference page (Swagger UI's deep link).
+        documentation: '/v1/docs#/Pets/listPets',
       },
       openapi: {
         method: 'GET',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnService } from '../support/spawn-service.js';
+import { startServiceProcess } from '../support/service-process.js';
 import { storm, type Outcome } from '../support/storm.js';
 
 const KEY = 'reliability-key-0123456789';
@@ -32,7 +32,7 @@ const acknowledged = (outcomes: Outcome[]) =>
 describe('kill -9 during a storm of creates', () => {
   it('every acknowledged create survives the crash, and no pet appears that nobody created', async () => {
     const file = join(dir, 'crash.db');
-    const service = await spawnService(settings(file));
+    const service = await startServiceProcess(settings(file));
     let killed = false;
     const outcomes = await storm({
       baseUrl: service.baseUrl,
@@ -53,7 +53,7 @@ describe('kill -9 during a storm of creates', () => {
     expect(acked.length).toBeGreaterThanOrEqual(150);
 
     // A restart on the same file: it must come up, and the data must be whole.
-    const restarted = await spawnService(settings(file));
+    const restarted = await startServiceProcess(settings(file));
     const response = await fetch(`${restarted.baseUrl}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(response.status).toBe(200);
     restarted.child.kill('SIGTERM');
@@ -71,7 +71,7 @@ describe('kill -9 during a storm of creates', () => {
 describe('SIGTERM during a storm of creates', () => {
   it('answers every request completely or refuses the connection, no 5xx, and exits 0', async () => {
     const file = join(dir, 'shutdown.db');
-    const service = await spawnService(settings(file));
+    const service = await startServiceProcess(settings(file));
     let signalled = false;
     const outcomes = await storm({
       baseUrl: service.baseUrl,
@@ -109,7 +109,7 @@ describe('SIGTERM during a storm of creates', () => {
 
   it('a second signal exits at once', async () => {
     const file = join(dir, 'second-signal.db');
-    const service = await spawnService(settings(file));
+    const service = await startServiceProcess(settings(file));
     // Hold a request open so the first SIGTERM has something to wait for: a slow body upload.
     const { request } = await import('node:http');
     const url = new URL(service.baseUrl);

@@ -14,7 +14,7 @@ import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
-import { ROOT, TSX } from '../support/spawn-service.js';
+import { ROOT, TSX } from '../support/service-process.js';
 import { TEST_CONFIG } from '../support/test-server.js';
 
 const run = promisify(execFile);

@@ -1,35 +1,45 @@
-// The service as a real process, the way `npm start` runs it (tsx src/main.ts), with only the
-// settings given: for tests about processes (start-up, several instances on one database).
+// The service as a real process, the way `npm start` runs it, with only the settings given: for
+// tests of what only a process can show (start-up, signals, crashes, several instances).
+// It must log at info level or lower, or its "listening" line is never seen.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-const MAIN = join(ROOT, 'src', 'main.ts');
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+export const MAIN = join(ROOT, 'src', 'main.ts');
 
 export interface ServiceProcess {
   child: ChildProcess;
   baseUrl: string;
   logs: Array<Record<string, unknown>>;
+  /** Everything written to stderr so far (where a development key is printed). */
+  stderr(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
   /** SIGTERM, and the exit code once it has exited. */
   stop(): Promise<number | null>;
 }
 
-/** Starts the service in `cwd` with `env` as its only settings; resolves once it listens. */
-export function startServiceProcess(env: Record<string, string>, cwd = ROOT): Promise<ServiceProcess> {
-  const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, TEST_DATABASE: _t, ...inherited } = process.env;
-  const child = spawn(TSX, [MAIN], { cwd, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface ServiceProcessOptions {
+  cwd?: string;
+  /** The command line; by default the source through tsx, as `npm run dev` runs it. */
+  command?: [string, ...string[]];
+}
+
+/** Starts the service with `env` as its only settings (PORT=0: a free port); resolves once it listens. */
+export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
+  const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
+  const [program, ...args] = options.command ?? [TSX, MAIN];
+  const child = spawn(program, args, { cwd: options.cwd ?? ROOT, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const stop = () =>
-    new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
-      child.removeAllListeners('exit');
-      child.on('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    return exited;
+  };
   return new Promise((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(() => {
@@ -42,18 +52,23 @@ export function startServiceProcess(env: Record<string, string>, cwd = ROOT): Pr
       while ((newline = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + 1);
-        const entry = JSON.parse(line) as Record<string, unknown>;
+        let entry: Record<string, unknown>;
+        try {
+          entry = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue; // not a log line (npm's own output, say)
+        }
         logs.push(entry);
         const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
         if (listening) {
           clearTimeout(timer);
-          resolve({ child, baseUrl: listening[1]!, logs, stop });
+          resolve({ child, baseUrl: listening[1]!, logs, stderr: () => stderr, exited, stop });
         }
       }
     });
-    child.on('exit', (code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code}: ${stderr}`));
+      reject(new Error(`exited with ${code} before listening: ${stderr}`));
     });
   });
 }

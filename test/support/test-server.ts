@@ -1,7 +1,7 @@
 // A real service for tests: a fresh database of this run's provider (a SQLite file in a temporary
 // directory, or a new PostgreSQL database: test/support/test-database.ts), migrated the way
 // `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp, type App, type AppConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
@@ -44,6 +44,8 @@ export interface TestServerOptions {
   postgresServerUrl?: string;
   /** Connection settings as the environment would give them (DATABASE_QUERY_TIMEOUT_MS…); the service's defaults otherwise. */
   databaseSettings?: Record<string, string>;
+  /** Where the server logs; silent unless a test reads the log. */
+  logger?: Logger;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -53,7 +55,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const app = await buildApp({
     config: { ...TEST_CONFIG, ...options.config },
     database,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

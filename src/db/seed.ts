@@ -1,0 +1,45 @@
+// A realistic sample inventory for local development and demos (`npm run db:seed`). Idempotent:
+// a pet is added only when no pet with the same name and category exists, so a second run adds
+// nothing and pets added by hand are left alone. Through Prisma, as a database tool: the pet
+// repository speaks the API's operations, and "find by name" is not one of them.
+import type { PetStatus } from '../pets/pet-schemas.js';
+import type { PrismaClient } from './database.js';
+
+/**
+ * The categories the samples use. The contract knows categories only by id (spec section 2), so
+ * these names are the samples' own convention, not data the service has.
+ */
+export const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
+
+const { dogs, cats, birds, fish, reptiles } = SAMPLE_CATEGORIES;
+
+export const SAMPLE_PETS: ReadonlyArray<{ name: string; categoryId: number; status: PetStatus }> = [
+  { name: 'Rex', categoryId: dogs, status: 'available' },
+  { name: 'Bella', categoryId: dogs, status: 'pending' },
+  { name: 'Max', categoryId: dogs, status: 'sold' },
+  { name: 'Luna', categoryId: dogs, status: 'available' },
+  { name: 'Milo', categoryId: cats, status: 'available' },
+  { name: 'Cleo', categoryId: cats, status: 'available' },
+  { name: 'Oliver', categoryId: cats, status: 'sold' },
+  { name: 'Nala', categoryId: cats, status: 'pending' },
+  { name: 'Kiwi', categoryId: birds, status: 'available' },
+  { name: 'Sunny', categoryId: birds, status: 'sold' },
+  { name: 'Bubbles', categoryId: fish, status: 'available' },
+  { name: 'Nemo', categoryId: fish, status: 'available' },
+  { name: 'Goldie', categoryId: fish, status: 'pending' },
+  { name: 'Spike', categoryId: reptiles, status: 'available' },
+  { name: 'Shelly', categoryId: reptiles, status: 'sold' },
+];
+
+/** Adds the sample pets the database lacks; returns how many it added. */
+export async function seedDatabase(prisma: PrismaClient): Promise<number> {
+  let added = 0;
+  for (const pet of SAMPLE_PETS) {
+    const data = { name: pet.name, categoryId: BigInt(pet.categoryId), status: pet.status };
+    const existing = await prisma.pet.findFirst({ where: { name: data.name, categoryId: data.categoryId } });
+    if (existing) continue;
+    await prisma.pet.create({ data });
+    added += 1;
+  }
+  return added;
+}

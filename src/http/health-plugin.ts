@@ -1,0 +1,43 @@
+// Health checks for load balancers and orchestrators, at the root (not under /v1: they are not
+// part of the versioned API) and without authentication: they carry no data.
+//   GET /healthz  liveness: the process is up and serving HTTP. Restart it when this fails.
+//   GET /readyz   readiness: the database answers a trivial query in time. Send it traffic
+//                 only while this is 200; a 503 (in the error envelope) means "not now".
+import type { FastifyPluginAsync } from 'fastify';
+import type { Database } from '../db/database.js';
+import { sendError } from './error-envelope.js';
+
+/** How long /readyz waits for the database: a balancer's probe should not hang on a stuck one. */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+export interface HealthPluginOptions {
+  database: Pick<Database, 'ping'>;
+}
+
+/** Resolves when `promise` does, rejects when it rejects or takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database }) => {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (request, reply) => {
+    try {
+      await within(database.ping(), READINESS_TIMEOUT_MS);
+      return { status: 'ok' };
+    } catch (error) {
+      // The cause is for the operator's log; the probe only needs the verdict.
+      request.log.warn({ err: error }, 'readiness check failed: the database is not answering');
+      return sendError(reply, 503, 'The database is not answering; try again later.');
+    }
+  });
+};

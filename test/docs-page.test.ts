@@ -1,0 +1,130 @@
+// The API reference page at /v1/docs, as a person meets it: loaded in a real browser (Debian's
+// Chromium, driven by playwright-core) from a real server, with a key pasted in to try an operation.
+// A screenshot of the page is kept in test-artifacts/ to look at.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
+
+/** Debian's package (`apt-get install chromium`); .ci/run installs it. Playwright's own download cannot work here. */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+// Starting a browser and rendering a 1.7 MB bundle takes seconds, more on a busy machine.
+const BROWSER_TIMEOUT_MS = 60_000;
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  // Never a skip: a missing browser would silently drop the only check of the page.
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y --no-install-recommends chromium (as .ci/run does)`);
+  }
+  server = await startTestServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+}, BROWSER_TIMEOUT_MS);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+interface PageProblems {
+  consoleErrors: string[];
+  failedRequests: string[];
+  otherHosts: string[];
+}
+
+/** A new page that records console errors, failed requests and any request off the server. */
+async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const problems: PageProblems = { consoleErrors: [], failedRequests: [], otherHosts: [] };
+  page.on('console', (message) => message.type() === 'error' && problems.consoleErrors.push(message.text()));
+  page.on('pageerror', (error) => problems.consoleErrors.push(error.message));
+  page.on('requestfailed', (request) => problems.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`));
+  page.on('response', (response) => response.status() >= 400 && problems.failedRequests.push(`${response.status()} ${response.url()}`));
+  page.on('request', (request) => {
+    if (!request.url().startsWith(`${server.baseUrl}/`) && !request.url().startsWith('data:')) problems.otherHosts.push(request.url());
+  });
+  return { page, problems };
+}
+
+const operation = (page: Page, operationId: string) => page.locator(`#operations-Pets-${operationId}`);
+
+describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
+  it('shows the three operations, loads only from the server, with no console errors or failed requests', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${server.baseUrl}/v1/docs`, { waitUntil: 'networkidle' });
+
+    for (const operationId of ['listPets', 'createPet', 'getPet']) await operation(page, operationId).waitFor();
+    await expect(operation(page, 'listPets').locator('.opblock-summary-path').textContent()).resolves.toBe('/pets');
+    await expect(operation(page, 'getPet').getAttribute('class')).resolves.toMatch(/opblock-deprecated/);
+    await expect(page.locator('.info .title').textContent()).resolves.toMatch(/Animal Store/);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'docs-page.png'), fullPage: true });
+    expect(problems).toEqual({ consoleErrors: [], failedRequests: [], otherHosts: [] });
+    await page.close();
+  });
+
+  it('calls listPets with a pasted key and shows the answer', async () => {
+    await server.post('/v1/pets', { name: 'Shown In Docs', categoryId: 7 });
+    const { page, problems } = await openPage();
+    await page.goto(`${server.baseUrl}/v1/docs`, { waitUntil: 'networkidle' });
+
+    await page.locator('.auth-wrapper button.authorize').click();
+    await page.locator('.modal-ux input').fill(API_KEY);
+    await page.locator('.modal-ux button.authorize').click();
+    await page.locator('.modal-ux button.btn-done').click();
+
+    const listPets = operation(page, 'listPets');
+    await listPets.locator('.opblock-summary').click();
+    await listPets.locator('button.execute').click();
+    const response = listPets.locator('.live-responses-table .response');
+    await expect(response.locator('.response-col_status').first().textContent()).resolves.toMatch(/^200/);
+    await expect(response.locator('.response-col_description').first().textContent()).resolves.toContain('Shown In Docs');
+
+    await listPets.screenshot({ path: join(ARTIFACTS, 'docs-page-try-it-out.png') });
+    expect(problems).toEqual({ consoleErrors: [], failedRequests: [], otherHosts: [] });
+    await page.close();
+  });
+
+  it("getPet's deprecation Link opens its replacement's entry (listPets)", async () => {
+    const pet = await json(server.post('/v1/pets', { name: 'Linked', categoryId: 1 }));
+    const link = (await server.request(`/v1/pets/${pet.id}`)).headers.get('link')!;
+    const target = /^<([^>]+)>/.exec(link)![1]!;
+    expect(target).toBe('/v1/docs#/Pets/listPets');
+
+    const { page } = await openPage();
+    await page.goto(server.baseUrl + target, { waitUntil: 'networkidle' });
+    await page.locator('#operations-Pets-listPets.is-open').waitFor();
+    await page.close();
+  });
+});
+
+describe('/v1/docs over HTTP', () => {
+  it('is public, and serves only the Swagger UI files the page uses', async () => {
+    const page = await fetch(`${server.baseUrl}/v1/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//); // nothing from another host
+    for (const asset of html.match(/(?:src|href)="([^"]+)"/g)!.map((attribute) => attribute.split('"')[1]!)) {
+      expect((await fetch(server.baseUrl + asset)).status, asset).toBe(200);
+    }
+    // swagger-ui-dist's own demo page loads the public Petstore from the internet: not served.
+    expect((await fetch(`${server.baseUrl}/v1/docs/assets/index.html`)).status).toBe(404);
+    expect((await fetch(`${server.baseUrl}/v1/docs/assets/swagger-initializer.js`)).status).toBe(404);
+    expect((await fetch(`${server.baseUrl}/v1/docs/assets/../../openapi.json`)).status).not.toBe(500);
+  });
+});
