@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAIN, ROOT, startServiceProcess, TSX } from './support/service-process.js';
+import { FROM_SOURCE, ROOT, startServiceProcess } from './support/service-process.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-start-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -51,7 +51,8 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
   it('refuses to start in production with no key at all, saying why', async () => {
     const emptyDir = mkdtempSync(join(tmpdir(), 'animal-store-prod-'));
     try {
-      const child = spawn(TSX, [MAIN], {
+      const [program, ...args] = FROM_SOURCE;
+      const child = spawn(program, args, {
         cwd: emptyDir,
         env: { ...process.env, NODE_ENV: 'production', API_KEYS: '', DATABASE_URL: '', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],

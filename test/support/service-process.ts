@@ -8,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 export const MAIN = join(ROOT, 'src', 'main.ts');
+/**
+ * The source run in ONE process, tsx as a loader: the `tsx` command would put a wrapper process
+ * in front, which relays signals and, under load, sometimes exits on SIGTERM by itself (143)
+ * before the service's own handler has finished: not what a test of signals may measure.
+ */
+export const FROM_SOURCE: [string, ...string[]] = [process.execPath, '--import', import.meta.resolve('tsx'), MAIN];
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -23,14 +29,14 @@ export interface ServiceProcess {
 
 export interface ServiceProcessOptions {
   cwd?: string;
-  /** The command line; by default the source through tsx, as `npm run dev` runs it. */
+  /** The command line; by default the source (FROM_SOURCE). */
   command?: [string, ...string[]];
 }
 
 /** Starts the service with `env` as its only settings (PORT=0: a free port); resolves once it listens. */
 export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
-  const [program, ...args] = options.command ?? [TSX, MAIN];
+  const [program, ...args] = options.command ?? FROM_SOURCE;
   const child = spawn(program, args, { cwd: options.cwd ?? ROOT, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
