@@ -35,6 +35,20 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     });
     expect(created.status).toBe(201);
     expect((await fetch(`${baseUrl}/v1/pets`)).status).toBe(401);
+
+    // NODE_ENV is unset here: still no stack trace in any error, on either surface.
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    for (const [path, init] of [
+      ['/v1/pets', { method: 'POST', headers: auth, body: '{"name":' }],
+      ['/v1/pets', { method: 'POST', headers: auth, body: '{"name":"","categoryId":"x"}' }],
+      ['/v1/pets/abc', { headers: auth }],
+      ['/trpc/pets.create', { method: 'POST', headers: auth, body: '{"name":null}' }],
+      ['/trpc/pets.get?input=%7B%7D', { headers: auth }],
+    ] as const) {
+      const response = await fetch(baseUrl + path, init);
+      expect(response.status).toBe(400);
+      expect(await response.text()).not.toMatch(/stack|\bat .+:\d+:\d+|node_modules/);
+    }
     expect(await stop()).toBe(0);
     developmentKey = key!;
   });

@@ -85,7 +85,10 @@ export interface components {
             code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable description: which input was wrong and how. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * @description The HTTP status code of the response.
+             * @example 400
+             */
             status: number;
         };
     };

@@ -30,7 +30,7 @@ export const ErrorEnvelope = z
       description: 'Machine-readable error code.',
     }),
     message: z.string().meta({ description: 'Human-readable description: which input was wrong and how.' }),
-    status: z.int().meta({ description: 'The HTTP status code of the response.' }),
+    status: z.int().min(400).max(599).meta({ description: 'The HTTP status code of the response.', example: 400 }),
   })
   .meta({ description: 'The body of every error response.' });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
