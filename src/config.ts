@@ -9,6 +9,20 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** API keys shorter than this are refused: a key is a bearer secret, not a password to remember. */
 export const MIN_API_KEY_LENGTH = 16;
 
+/** A comma-separated list (blanks around items and empty items ignored), each item checked by `item`. */
+function commaSeparated<T extends z.ZodType<unknown, string>>(item: T) {
+  return z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    )
+    .pipe(z.array(item));
+}
+
 const settingsSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -24,38 +38,20 @@ const settingsSchema = z
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-    API_KEYS: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((key) => key.trim())
-          .filter((key) => key !== ''),
-      )
-      .pipe(
-        z.array(
-          z
-            .string()
-            .min(MIN_API_KEY_LENGTH, `each key must be at least ${MIN_API_KEY_LENGTH} characters`)
-            .regex(/^[\w.~+/-]+=*$/, 'each key must be a bearer token (letters, digits, -._~+/ and trailing =)'),
-        ),
-      ),
+    API_KEYS: commaSeparated(
+      z
+        .string()
+        .min(MIN_API_KEY_LENGTH, `each key must be at least ${MIN_API_KEY_LENGTH} characters`)
+        .regex(/^[\w.~+/-]+=*$/, 'each key must be a bearer token (letters, digits, -._~+/ and trailing =)'),
+    ),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(10 * 1024 * 1024).default(64 * 1024),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
     IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(1 / 60).max(24 * 30).default(24),
-    CORS_ORIGINS: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((origin) => origin.trim())
-          .filter((origin) => origin !== ''),
-      )
-      .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }))),
+    CORS_ORIGINS: commaSeparated(
+      z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }),
+    ),
     TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   });
 
