@@ -13,7 +13,8 @@
 //
 // Settings (environment of this script only): BENCH_ROUNDS (3), BENCH_SECONDS (5),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
-// BENCH_JSON (write the raw figures to this file).
+// BENCH_JSON (write the raw figures to this file), BENCH_QUICK=1 (the service/baseline rounds only:
+// for before/after comparisons of one change).
 import { execSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const QUICK = process.env.BENCH_QUICK === '1';
 const WARM_UP_SECONDS = 2;
 const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;
@@ -198,6 +200,44 @@ function machine(): string {
   return `nproc ${nproc}, ${model}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 }
 
+/** The list on 1k rows against the list on 1M rows: two service instances, loaded in turn. */
+async function measureScale(): Promise<Map<string, { small: Run[]; large: Run[] }>> {
+  const small = await startService('service-1k', join(workDir, 'rows-1k.db'));
+  const large = await startService('service-1m', join(workDir, 'rows-1m.db'));
+  seedPets(small.server.databaseFile, SEED_ROWS);
+  const seedMs = seedPets(large.server.databaseFile, LARGE_ROWS);
+  console.log(`seeded ${LARGE_ROWS} rows in ${fixed(seedMs, 0)} ms (better-sqlite3, one transaction)`);
+  const scaleScenarios = SCENARIOS.filter((s) => s.label.startsWith('REST list'));
+  const scale = new Map<string, { small: Run[]; large: Run[] }>(scaleScenarios.map((s) => [s.label, { small: [], large: [] }]));
+  for (const { request } of scaleScenarios) {
+    for (const { server } of [small, large]) await measure(server, request, WARM_UP_SECONDS);
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { label, request } of scaleScenarios) {
+      const order = round % 2 ? ([['small', small], ['large', large]] as const) : ([['large', large], ['small', small]] as const);
+      for (const [size, { server }] of order) {
+        const run = await measure(server, request, SECONDS);
+        scale.get(label)![size].push(run);
+        console.log(`  round ${round} ${label.padEnd(26)} ${size === 'small' ? '1k rows' : '1M rows'}  ${describeRun(run)}`);
+      }
+    }
+  }
+  await Promise.all([stopProcess(small.server.started), stopProcess(large.server.started)]);
+  return scale;
+}
+
+/** `npm start` on an up-to-date database (what every restart does) until its first 200, nothing else running. */
+async function measureStartUp(): Promise<number[]> {
+  const file = join(workDir, 'rows-1k.db');
+  const startUps: number[] = [];
+  for (let i = 0; i < START_UP_RUNS; i++) {
+    const { server, startMs } = await startService(`start-up-${i + 1}`, file);
+    startUps.push(startMs);
+    await stopProcess(server.started);
+  }
+  return startUps;
+}
+
 async function main(): Promise<void> {
   const began = performance.now();
   console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
@@ -234,36 +274,9 @@ async function main(): Promise<void> {
   const tree = processTree(service.started.child.pid!).map((pid) => `${pid}: ${mb(new PeakRss(pid).readCurrent())} MB`);
   await Promise.all([stopProcess(service.started), stopProcess(baseline.started)]);
 
-  // 4. 1k rows against 1M rows: two more services, loaded in turn.
-  const small = await startService('service-1k', join(workDir, 'rows-1k.db'));
-  const large = await startService('service-1m', join(workDir, 'rows-1m.db'));
-  seedPets(small.server.databaseFile, SEED_ROWS);
-  const seedMs = seedPets(large.server.databaseFile, LARGE_ROWS);
-  console.log(`seeded ${LARGE_ROWS} rows in ${fixed(seedMs, 0)} ms (better-sqlite3, one transaction)`);
-  const scaleScenarios = SCENARIOS.filter((s) => s.label.startsWith('REST list'));
-  const scale = new Map<string, { small: Run[]; large: Run[] }>(scaleScenarios.map((s) => [s.label, { small: [], large: [] }]));
-  for (const { request } of scaleScenarios) {
-    for (const { server } of [small, large]) await measure(server, request, WARM_UP_SECONDS);
-  }
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const { label, request } of scaleScenarios) {
-      const order = round % 2 ? [['small', small], ['large', large]] as const : [['large', large], ['small', small]] as const;
-      for (const [size, { server }] of order) {
-        const run = await measure(server, request, SECONDS);
-        scale.get(label)![size].push(run);
-        console.log(`  round ${round} ${label.padEnd(26)} ${size === 'small' ? '1k rows' : '1M rows'}  ${describeRun(run)}`);
-      }
-    }
-  }
-  await Promise.all([stopProcess(small.server.started), stopProcess(large.server.started)]);
-
-  // 5. Start-up on an up-to-date database (what every restart does), nothing else running.
-  const startUps: number[] = [];
-  for (let i = 0; i < START_UP_RUNS; i++) {
-    const { server, startMs } = await startService(`start-up-${i + 1}`, small.server.databaseFile);
-    startUps.push(startMs);
-    await stopProcess(server.started);
-  }
+  // 4 and 5: rows and start-up (skipped by BENCH_QUICK).
+  const scale = QUICK ? new Map<string, { small: Run[]; large: Run[] }>() : await measureScale();
+  const startUps = QUICK ? [] : await measureStartUp();
 
   // The table.
   console.log('');
@@ -286,10 +299,12 @@ async function main(): Promise<void> {
     );
   }
   const errors = [...runs.values()].flatMap((r) => [...r.service, ...r.baseline]).reduce((sum, run) => sum + run.errors, 0);
-  console.log('');
-  console.log('| list, service | p50 ms at 1k rows | p50 ms at 1M rows | 1M / 1k p50 | req/s at 1k | req/s at 1M |');
-  console.log('|---|---|---|---|---|---|');
   const growth = new Map<string, number>();
+  if (scale.size > 0) {
+    console.log('');
+    console.log('| list, service | p50 ms at 1k rows | p50 ms at 1M rows | 1M / 1k p50 | req/s at 1k | req/s at 1M |');
+    console.log('|---|---|---|---|---|---|');
+  }
   for (const [label, { small: s, large: l }] of scale) {
     const perRound = l.map((run, i) => run.p50Ms / s[i]!.p50Ms);
     growth.set(label, median(perRound));
@@ -298,18 +313,21 @@ async function main(): Promise<void> {
     console.log(`| ${label} | ${p50(s)} | ${p50(l)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${rps(s)} | ${rps(l)} |`);
   }
   console.log('');
-  console.log(`start-up, npm start → first 200 (up-to-date database): median ${fixed(median(startUps), 0)} ms (${spread(startUps, 0)}); first start with migration: ${fixed(firstStartMs, 0)} ms`);
+  if (startUps.length > 0) {
+    console.log(`start-up, npm start → first 200 (up-to-date database): median ${fixed(median(startUps), 0)} ms (${spread(startUps, 0)}); first start with migration: ${fixed(firstStartMs, 0)} ms`);
+  }
   console.log(`service peak RSS under load (largest of all runs): ${mb(serviceLoadPeak)} MB (serving process); npm start's process tree at the end: ${tree.join(', ')}`);
 
   const restList = ratios.get('REST list limit=20')!;
-  const targets: Array<[string, boolean]> = [
+  const allTargets: Array<[string, boolean] | false> = [
     [`REST list ≥ 0.5 × baseline: ${fixed(restList, 2)}`, restList >= 0.5],
     [`REST create ≥ 0.5 × baseline: ${fixed(ratios.get('REST create')!, 2)}`, ratios.get('REST create')! >= 0.5],
     [`tRPC list ≥ REST list: ${fixed(ratios.get('tRPC list limit=20')!, 2)} vs ${fixed(restList, 2)}`, ratios.get('tRPC list limit=20')! >= restList],
-    [`list p50 at 1M rows ≤ 1.25 × at 1k: ${fixed(growth.get('REST list limit=20')!, 2)}`, growth.get('REST list limit=20')! <= 1.25],
+    !QUICK && [`list p50 at 1M rows ≤ 1.25 × at 1k: ${fixed(growth.get('REST list limit=20')!, 2)}`, growth.get('REST list limit=20')! <= 1.25],
     [`RSS under load ≤ 150 MB: ${mb(serviceLoadPeak)} MB`, serviceLoadPeak <= 150 * 1024 * 1024],
-    [`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500],
+    !QUICK && [`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500],
   ];
+  const targets = allTargets.filter((target) => target !== false);
   console.log('');
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
   if (errors) console.log(`WARNING: ${errors} failed requests during the load runs`);
