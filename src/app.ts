@@ -38,7 +38,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  const pets = createPetRepository(database.prisma);
+  const pets = createPetRepository(database);
   const createContext = (request: { identity: Context['identity'] }): Context => ({ identity: request.identity, pets });
 
   await app.register(authentication, { verifier: createApiKeyVerifier(config.apiKeys) });
