@@ -1,8 +1,9 @@
 // The typed tRPC surface at /trpc, for internal TypeScript apps (`createTRPCClient<AppRouter>`).
 // Errors keep tRPC's own format (clients decode it); they never carry a stack trace (src/api/trpc.ts).
 //
-// Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON)
-// that is not batched or streamed, is answered here directly: the procedure through
+// Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON),
+// alone or as a batch of one (what httpBatchLink sends for a lone call), not streamed, is
+// answered here directly: the procedure through
 // `callTRPCProcedure`, the body and status from tRPC's own `getErrorShape`, `transformTRPCResponse`
 // and `getHTTPStatusCode`, the same headers. Every other request (batches, `trpc-accept:
 // application/jsonl`, other content types, unknown procedures, wrong methods, HEAD) goes to tRPC's
@@ -56,8 +57,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   function directProcedure(request: FastifyRequest, path: string): Procedure | undefined {
     const procedure = Object.hasOwn(procedures, path) ? procedures[path] : undefined;
     if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl')) return undefined;
-    const query = request.query as Record<string, unknown>;
-    if (query.batch !== undefined) return undefined;
+    const { batch } = request.query as Record<string, unknown>;
+    if (batch !== undefined && batch !== '1') return undefined;
     if (procedure._def.type === 'query') {
       return request.method === 'GET' && request.headers['content-type'] === undefined ? procedure : undefined;
     }
@@ -69,17 +70,28 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
   async function answerDirectly(request: FastifyRequest, reply: FastifyReply, path: string, procedure: Procedure) {
     const type = procedure._def.type as 'query' | 'mutation';
-    // The raw input: the `input` query parameter or the body, both JSON text (parsed lazily, as
-    // tRPC does, so that the key check in the middleware comes before any input error).
-    const text = type === 'query' ? (request.query as Record<string, unknown>).input : request.body;
+    const query = request.query as Record<string, unknown>;
+    const batched = query.batch === '1';
+    // The raw input: the `input` query parameter or the body, JSON text, in a batch under key "0".
+    // Parsed lazily, as tRPC does, so that the key check in the middleware comes before any input error.
+    const text = type === 'query' ? query.input : request.body;
     let input: unknown;
     const getRawInput = async () => {
       if (typeof text !== 'string' || text === '') return undefined;
+      let parsed: unknown;
       try {
-        input = config.transformer.input.deserialize(JSON.parse(text));
+        parsed = JSON.parse(text);
       } catch (cause) {
         throw new TRPCError({ code: 'BAD_REQUEST', message: cause instanceof Error ? cause.message : 'Invalid input', cause });
       }
+      if (batched) {
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
+        }
+        parsed = (parsed as Record<string, unknown>)[0];
+        if (parsed === undefined) return undefined;
+      }
+      input = config.transformer.input.deserialize(parsed);
       return input;
     };
 
@@ -96,10 +108,11 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       errors = [error];
       response = { error: getTRPCErrorShape({ config, error, type, path, input, ctx }) };
     }
+    const body = batched ? [response] : response;
     return reply
       .code(getHTTPStatusCode([response], errors))
       .headers({ ...TRPC_HEADERS, ...headersFor([path]) })
-      .send(JSON.stringify(transformTRPCResponse(config, response)));
+      .send(JSON.stringify(transformTRPCResponse(config, body)));
   }
 
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
