@@ -18,6 +18,7 @@ import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createPetRepository } from './pets/pet-repository.js';
+import { requestLogController } from './logger.js';
 
 export interface AppDependencies {
   config: Pick<Config, 'apiKeys' | 'bodyLimitBytes'>;
@@ -28,6 +29,7 @@ export interface AppDependencies {
 export async function buildApp({ config, database, logger }: AppDependencies) {
   const app = Fastify({
     loggerInstance: logger,
+    logController: requestLogController(),
     bodyLimit: config.bodyLimitBytes,
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
@@ -43,8 +45,11 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
 
   await app.register(authentication, { verifier: createApiKeyVerifier(config.apiKeys) });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Set when the request arrives, so every answer carries it (as an async onSend hook it cost a
+  // promise per request for the same result).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const envelope = envelopeForFastifyError(error);
