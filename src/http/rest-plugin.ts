@@ -76,7 +76,8 @@ function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error:
 
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
   const routes = buildRestRoutes(router);
-  const document = buildOpenApiDocument(router, routes);
+  // Built at the first request for it (see openapi-document.ts), then kept: it never changes.
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
 
   // JSON is the only body this API reads; without the text/plain parser Fastify answers 415.
   v1.removeContentTypeParser('text/plain');
@@ -93,7 +94,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   );
 
   // The document is public: it holds no data, and tools and people need it before they have a key.
-  v1.get('/openapi.json', (_request, reply) => reply.send(document));
+  v1.get('/openapi.json', async (_request, reply) => reply.send(await (document ??= buildOpenApiDocument(router, routes))));
 
   await v1.register(async (procedures) => {
     procedures.addHook('onRequest', async (request, reply) => {
