@@ -96,10 +96,13 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   // The document is public: it holds no data, and tools and people need it before they have a key.
   v1.get('/openapi.json', async (_request, reply) => reply.send(await (document ??= buildOpenApiDocument(router, routes))));
 
+  // The deprecation headers of each deprecated route, built once: they never change.
+  const deprecatedRoutes = new Map(routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])));
+
   await v1.register(async (procedures) => {
     procedures.addHook('onRequest', async (request, reply) => {
-      const { meta } = restRouteOf(request);
-      if (meta.deprecation) reply.headers(deprecationHeaders(meta.deprecation));
+      const deprecation = deprecatedRoutes.get(restRouteOf(request));
+      if (deprecation) reply.headers(deprecation);
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
         return sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
