@@ -4,6 +4,7 @@
 // knows the drivers' error kinds; src/api/trpc.ts maps the answer to SERVICE_UNAVAILABLE.
 // One runtime serves both generated clients, so their errors are instances of the same classes.
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 
 /**
  * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
@@ -39,7 +40,15 @@ interface DriverAdapterErrorMeta {
   driverAdapterError?: { cause?: { kind?: string; originalCode?: string } };
 }
 
+/**
+ * The same connection-level kinds as thrown by a driver adapter itself, for the statements the
+ * repository runs on the adapter directly (src/pets/pet-repository.ts): the SQLite adapter reports
+ * a lock held past the busy timeout as `SocketTimeout`.
+ */
+const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
+
 export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof Error && isDriverAdapterError(error)) return UNAVAILABLE_ADAPTER_KINDS.has(error.cause.kind);
   if (error instanceof PrismaClientKnownRequestError) {
     if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return true;
     const cause = (error.meta as DriverAdapterErrorMeta | undefined)?.driverAdapterError?.cause;

@@ -7,6 +7,7 @@
 // no shadow database (see the toolchain note for why the other diff sources fail here).
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { setTimeout } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { openSchemaEngine } from './schema-engine.js';
@@ -82,20 +83,36 @@ export async function applyMigrations(
   layout: SchemaLayout,
 ): Promise<string[]> {
   const folders = await migrationFolderNames(layout.migrationsDir);
-  const recorded = await recordedMigrations(adapterFactory);
-  if (recorded && folders.every((name) => recorded.has(name))) return [];
-
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
-  const { engine, close } = await openSchemaEngine(adapterFactory, schema);
-  try {
-    const { appliedMigrationNames } = await engine.applyMigrations({
-      migrationsList: await readMigrationList(layout),
-      filters: NO_FILTERS,
-    });
-    return appliedMigrationNames;
-  } finally {
-    await close();
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await recordedMigrations(adapterFactory);
+    if (recorded && folders.every((name) => recorded.has(name))) return [];
+    try {
+      const { engine, close } = await openSchemaEngine(adapterFactory, schema);
+      try {
+        const { appliedMigrationNames } = await engine.applyMigrations({
+          migrationsList: await readMigrationList(layout),
+          filters: NO_FILTERS,
+        });
+        return appliedMigrationNames;
+      } finally {
+        await close();
+      }
+    } catch (error) {
+      // Another process holds the SQLite file (two instances starting on a fresh file: one
+      // migrates, the other finds it locked). Wait, then look again: usually it is done by then.
+      if (attempt >= MIGRATION_LOCK_ATTEMPTS || !isLockedBySomeoneElse(error)) throw error;
+      await setTimeout(MIGRATION_LOCK_WAIT_MS);
+    }
   }
+}
+
+const MIGRATION_LOCK_ATTEMPTS = 50;
+const MIGRATION_LOCK_WAIT_MS = 200;
+
+/** The engine's report of SQLite's busy lock (the adapter's kind for it is `SocketTimeout`). */
+function isLockedBySomeoneElse(error: unknown): boolean {
+  return error instanceof Error && /SocketTimeout|database is locked/.test(error.message);
 }
 
 /**

@@ -1,4 +1,4 @@
-// The error envelope: every REST error, whoever raised it (a procedure, trpc-to-openapi, Fastify,
+// The error envelope: every REST error, whoever raised it (a procedure, the REST plugin, Fastify,
 // a hook), leaves as exactly `{ code, message, status }` (spec section 7). This module is the only
 // place that builds one.
 import type { FastifyError, FastifyReply } from 'fastify';
@@ -94,15 +94,6 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
   return errorEnvelope(status, error.message);
 }
 
-/**
- * The envelope for an error body written by trpc-to-openapi (`{ message, code, issues?, … }`,
- * which it offers no way to change), given the status it answered with.
- */
-export function envelopeForOpenApiError(status: number, body: unknown): ErrorEnvelope {
-  const { message, issues } = (body ?? {}) as { message?: unknown; issues?: unknown };
-  if (Array.isArray(issues) && issues.length > 0) return errorEnvelope(status, describeIssues(issues as Issue[]));
-  return errorEnvelope(status, typeof message === 'string' && message !== '' ? message : 'Request failed');
-}
 
 /**
  * A whole HTTP/1.1 response carrying the envelope, for requests so malformed that Node's parser
@@ -121,10 +112,4 @@ export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown
     `HTTP/1.1 ${envelope.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`
   );
-}
-
-export function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
-  if (typeof body !== 'object' || body === null) return false;
-  const keys = Object.keys(body);
-  return keys.length === 3 && 'code' in body && 'message' in body && typeof (body as ErrorEnvelope).status === 'number';
 }

@@ -1,14 +1,15 @@
 // The REST route table, read from the procedures' `openapi` metadata, and the input rules that
-// trpc-to-openapi leaves loose. The table lets the REST plugin answer what the library cannot:
+// trpc-to-openapi's conventions leave loose. The REST plugin (rest-plugin.ts) serves every route of
+// this table itself, calling the procedure directly, and uses it for what the library cannot:
 // 405 with `Allow` for a known path, headers of deprecated operations on every response, and
 // strict integers in query strings and paths.
 //
-// Coercion: trpc-to-openapi sets zod's `coerce` flag on every top-level number field of an input
-// schema at its first REST call, JSON bodies included, and the flag stays on the shared schema,
-// so the tRPC surface starts coercing too. Coercion is Number(), which makes `null` 0, `true` 1
-// and "0x10" 16. Here, once at start-up, the flag is pinned: off for body fields (JSON has real
-// numbers), on for query and path fields (they arrive as strings), and `strictParamProblem`
-// makes sure that those strings are plain decimal integers before Number() ever sees them.
+// Coercion: trpc-to-openapi's own handler set zod's `coerce` flag on every top-level number field
+// of an input schema at its first REST call, JSON bodies included, and the flag stayed on the
+// shared schema, so the tRPC surface started coercing too (Number() makes `null` 0, `true` 1 and
+// "0x10" 16). Its handler no longer runs, and here, once at start-up, the flag is pinned off for
+// good: query and path values arrive as strings, `strictParamProblem` makes sure integers are
+// plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
 import type { ApiMeta } from '../api/trpc.js';
 
@@ -24,6 +25,8 @@ export interface RestRoute {
   /** Those of them that are integers. */
   integerParams: ReadonlySet<string>;
   pattern: RegExp;
+  /** The path in Fastify's syntax, e.g. `/pets/:petId`. */
+  fastifyPath: string;
 }
 
 export interface RouteMatch {
@@ -50,9 +53,9 @@ function unwrap(schema: ZodLike): ZodLike {
 
 const COERCIBLE = new Set(['number', 'bigint', 'boolean', 'date']);
 
-/** Fixes `coerce` on the field's schema for good: later assignments (the library's) are ignored. */
-function pinCoercion(field: ZodLike, coerce: boolean): void {
-  Object.defineProperty(field._zod.def, 'coerce', { get: () => coerce, set: () => {}, configurable: true });
+/** Switches `coerce` off on the field's schema for good: later assignments (a library's) are ignored. */
+function pinNoCoercion(field: ZodLike): void {
+  Object.defineProperty(field._zod.def, 'coerce', { get: () => false, set: () => {}, configurable: true });
 }
 
 function inputFields(procedure: AnyTRPCProcedure): Record<string, ZodLike> {
@@ -82,10 +85,11 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
       const field = unwrap(schema);
       if (fromString) params.add(key);
       if (!COERCIBLE.has(field._zod.def.type)) continue;
-      pinCoercion(field, fromString);
+      pinNoCoercion(field);
       if (fromString && field._zod.def.type === 'number') integerParams.add(key);
     }
-    routes.push({ method, path, procedure: name, meta, params, integerParams, pattern: pathPattern(path) });
+    const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
+    routes.push({ method, path, procedure: name, meta, params, integerParams, pattern: pathPattern(path), fastifyPath });
   }
   return routes;
 }
@@ -131,4 +135,19 @@ export function strictParamProblem(
     }
   }
   return null;
+}
+
+/**
+ * The procedure input of a GET request whose parameters passed `strictParamProblem`: the route's
+ * query and path parameters (others are ignored), integers as numbers. Number() of a long digit
+ * string is a large number, so the schema's range check still speaks: "must be at most …".
+ */
+export function restInput(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const name of route.params) {
+    const value = pathParams[name] ?? query[name];
+    if (value === undefined) continue;
+    input[name] = route.integerParams.has(name) ? Number(value) : value;
+  }
+  return input;
 }

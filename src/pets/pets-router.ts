@@ -3,7 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { protectedProcedure, router } from '../api/trpc.js';
-import { createPetRepository } from './pet-repository.js';
+import { petRepositoryIn } from './pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
 
 const TAGS = ['Pets'];
@@ -74,7 +74,7 @@ export const petsRouter = router({
         operation: 'createPet',
         key,
         request: input,
-        perform: (tx) => createPetRepository(tx).create(input),
+        perform: (tx) => petRepositoryIn(tx).create(input),
       });
       if (replayed) ctx.setHeaders({ 'idempotent-replayed': 'true' });
       return result;

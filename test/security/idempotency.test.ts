@@ -49,6 +49,30 @@ describe('Idempotency-Key on createPet', () => {
     expect(await server.database.prisma.pet.count()).toBe(1);
   });
 
+  it('plain creates racing idempotent ones (replays, refusals, rollbacks) are all kept', async () => {
+    server = await startTestServer();
+    await server.post('/v1/pets', rex, { 'idempotency-key': 'taken' });
+    // Each refused (422) or replayed request runs a transaction that ends without writing; a
+    // plain create must never be caught inside one of them and vanish with it.
+    const plain = Array.from({ length: 60 }, (_, i) => server!.post('/v1/pets', { name: `plain-${i}`, categoryId: 2 }));
+    const keyed = Array.from({ length: 60 }, (_, i) =>
+      server!.post('/v1/pets', i % 2 ? rex : { ...rex, name: `other-${i}` }, { 'idempotency-key': 'taken' }),
+    );
+    const fresh = Array.from({ length: 20 }, (_, i) => server!.post('/v1/pets', { name: `fresh-${i}`, categoryId: 3 }, { 'idempotency-key': `fresh-${i}` }));
+    const plainResponses = await Promise.all(plain);
+    const keyedResponses = await Promise.all(keyed);
+    const freshResponses = await Promise.all(fresh);
+    expect(plainResponses.map((r) => r.status)).toEqual(Array(60).fill(201));
+    expect(new Set(keyedResponses.map((r) => r.status))).toEqual(new Set([201, 422]));
+    expect(freshResponses.map((r) => r.status)).toEqual(Array(20).fill(201));
+
+    const acknowledged = [...(await Promise.all([...plainResponses, ...freshResponses].map(json)))];
+    for (const pet of acknowledged) {
+      expect(await json(server.request(`/v1/pets/${pet.id}`))).toEqual(pet);
+    }
+    expect(await server.database.prisma.pet.count()).toBe(1 + 60 + 20);
+  });
+
   it('keys are scoped to the API key', async () => {
     server = await startTestServer();
     const mine = await json(server.post('/v1/pets', rex, { 'idempotency-key': 'shared' }));

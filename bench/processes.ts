@@ -1,0 +1,162 @@
+// Starting, watching and stopping the servers under test. Every child is started in its own
+// process group, so stopping it stops exactly what this benchmark started (npm → sh → tsx → node)
+// and nothing else on the machine.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+
+export interface Started {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  stderr: () => string;
+}
+
+const children = new Set<ChildProcess>();
+
+/** Starts `command` in a process group of its own; its stdout (the service's logs) goes to /dev/null. */
+export function startProcess(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; port: number }): Started {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    if (stderr.length < 20_000) stderr += chunk.toString();
+  });
+  child.on('exit', () => children.delete(child));
+  return { name, child, port: options.port, stderr: () => stderr };
+}
+
+/** Stops a started process group: SIGTERM, then SIGKILL after `graceMs`. */
+export async function stopProcess(started: Started, graceMs = 5_000): Promise<void> {
+  const { child } = started;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    process.kill(-child.pid!, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }, graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Last resort on exit or on a signal: kill every process group this benchmark started. */
+export function killAllStarted(): void {
+  for (const child of children) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** A port that was free a moment ago on the loopback interface. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+}
+
+export function httpCall(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, timeout: 5_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Polls `GET path` every `intervalMs` until it answers 200; returns the milliseconds from `since`
+ * (a performance.now() value) to that first answer.
+ */
+export async function waitForAnswer(started: Started, path: string, headers: Record<string, string>, since: number, timeoutMs = 30_000, intervalMs = 5): Promise<number> {
+  for (;;) {
+    if (started.child.exitCode !== null) throw new Error(`${started.name} exited: ${started.stderr()}`);
+    try {
+      const answer = await httpCall(started.port, 'GET', path, headers);
+      if (answer.status === 200) return performance.now() - since;
+    } catch {
+      /* not listening yet */
+    }
+    if (performance.now() - since > timeoutMs) throw new Error(`${started.name} gave no answer within ${timeoutMs} ms: ${started.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Every process in the tree under `pid`, parents first. */
+export function processTree(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...childrenOf(all[i]!));
+  return all;
+}
+
+/** The process that really serves: the deepest one under the started command (npm → sh → tsx → node). */
+export function servingPid(started: Started): number {
+  const tree = processTree(started.child.pid!);
+  return tree[tree.length - 1]!;
+}
+
+function statusField(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Peak RSS between resetPeak() and readPeak(): the kernel's VmHWM, reset through clear_refs
+ * (Linux ≥ 4.0). Where the reset is not permitted the figure is the process's lifetime peak, and
+ * `resettable` says so.
+ */
+export class PeakRss {
+  resettable = true;
+  constructor(readonly pid: number) {}
+  resetPeak(): void {
+    try {
+      writeFileSync(`/proc/${this.pid}/clear_refs`, '5');
+    } catch {
+      this.resettable = false;
+    }
+  }
+  readPeak(): number {
+    return statusField(this.pid, 'VmHWM') ?? 0;
+  }
+  readCurrent(): number {
+    return statusField(this.pid, 'VmRSS') ?? 0;
+  }
+}

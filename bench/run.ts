@@ -1,0 +1,347 @@
+// `npm run bench`: the service against a bare baseline (bench/baseline-server.ts), in one run on
+// one machine, so that the ratios mean something even when other work shares the machine.
+//
+//   1. Both servers start (the service with its real start command, `npm start`, in production
+//      settings), each on its own SQLite file in a temporary directory, seeded with the same rows.
+//   2. Every scenario is checked once on both (same status, same body), then warmed up.
+//   3. Rounds: each scenario is loaded on one server, then on the other (the order flips every
+//      round), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
+//      each load.
+//   4. The list on 1k rows against the list on 1M rows (two more service instances, alternating).
+//   5. Start-up: `npm start` on an up-to-date database until the first 200 answer.
+// It prints a table of medians over rounds, with min–max spreads, and stops by itself.
+//
+// Settings (environment of this script only): BENCH_ROUNDS (3), BENCH_SECONDS (5),
+// BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
+// BENCH_JSON (write the raw figures to this file), BENCH_QUICK=1 (the service/baseline rounds only:
+// for before/after comparisons of one change).
+import { execSync } from 'node:child_process';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import { load, pickGenerator, type LoadResult, type Request } from './load.js';
+import {
+  freePort,
+  httpCall,
+  killAllStarted,
+  PeakRss,
+  processTree,
+  servingPid,
+  startProcess,
+  stopProcess,
+  waitForAnswer,
+  type Started,
+} from './processes.js';
+import { seedPets } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const QUICK = process.env.BENCH_QUICK === '1';
+const WARM_UP_SECONDS = 2;
+const SEED_ROWS = 1_000;
+const LARGE_ROWS = 1_000_000;
+const START_UP_RUNS = 3;
+/** Whatever happens, the benchmark ends: everything it started is killed after this. */
+const HARD_LIMIT_MS = 20 * 60_000;
+
+const API_KEY = 'bench-key-0123456789abcdefghij';
+const AUTH = { authorization: `Bearer ${API_KEY}` };
+const JSON_BODY = { ...AUTH, 'content-type': 'application/json' };
+const NEW_PET = JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' });
+
+interface Scenario {
+  label: string;
+  request: Request;
+  /** Creates: the answers differ in `id` only. */
+  creates?: boolean;
+}
+
+const SCENARIOS: Scenario[] = [
+  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
+  { label: 'REST list status=pending', request: { method: 'GET', path: '/v1/pets?status=pending', headers: AUTH } },
+  { label: 'REST create', request: { method: 'POST', path: '/v1/pets', headers: JSON_BODY, body: NEW_PET }, creates: true },
+  { label: 'REST get (deprecated)', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
+  {
+    label: 'tRPC list limit=20',
+    request: { method: 'GET', path: `/trpc/pets.list?input=${encodeURIComponent('{"limit":20}')}`, headers: AUTH },
+  },
+  { label: 'tRPC create', request: { method: 'POST', path: '/trpc/pets.create', headers: JSON_BODY, body: NEW_PET }, creates: true },
+];
+
+const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
+const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
+let finished = false;
+function cleanUp(): void {
+  killAllStarted();
+  rmSync(workDir, { recursive: true, force: true });
+}
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    cleanUp();
+    process.exit(130);
+  });
+}
+setTimeout(() => {
+  if (finished) return;
+  console.error(`benchmark exceeded ${HARD_LIMIT_MS / 60_000} minutes: stopping`);
+  process.exit(2);
+}, HARD_LIMIT_MS).unref();
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+
+interface Server {
+  name: 'service' | 'baseline';
+  started: Started;
+  rss: PeakRss;
+  databaseFile: string;
+}
+
+function serviceEnv(port: number, databaseFile: string): NodeJS.ProcessEnv {
+  // Only what the service's settings need, as production would set them; nothing inherited
+  // from this shell can change what is measured (except PATH and HOME, which npm needs).
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    API_KEYS: API_KEY,
+    // What production runs with (README: the default), so the request log's cost is measured.
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: `file:${databaseFile}`,
+  };
+}
+
+/** `npm start`, the real start command; returns once it answers, with the time that took. */
+async function startService(name: string, databaseFile: string): Promise<{ server: Server; startMs: number }> {
+  const port = await freePort();
+  const since = performance.now();
+  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseFile), port });
+  const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
+  return { server: { name: 'service', started, rss: new PeakRss(servingPid(started)), databaseFile }, startMs };
+}
+
+async function startBaseline(databaseFile: string): Promise<Server> {
+  const port = await freePort();
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, BASELINE_PORT: String(port), BASELINE_DB: databaseFile, API_KEYS: API_KEY };
+  const started = startProcess('baseline', process.execPath, ['--import', 'tsx', join('bench', 'baseline-server.ts')], { cwd: ROOT, env, port });
+  await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
+  return { name: 'baseline', started, rss: new PeakRss(servingPid(started)), databaseFile };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+
+interface Run extends LoadResult {
+  peakRssBytes: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+const spread = (values: number[], digits: number) =>
+  `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+const fixed = (value: number, digits: number) => value.toFixed(digits);
+
+async function measure(server: Server, request: Request, seconds: number): Promise<Run> {
+  server.rss.resetPeak();
+  const result = await load(generator, ROOT, workDir, server.started.port, request, { seconds, connections: CONNECTIONS });
+  return { ...result, peakRssBytes: server.rss.readPeak() };
+}
+
+function describeRun(run: Run): string {
+  return `${fixed(run.requestsPerSecond, 0)} req/s, p50 ${fixed(run.p50Ms, 2)} ms, p99 ${fixed(run.p99Ms, 2)} ms, peak RSS ${mb(run.peakRssBytes)} MB${run.errors ? `, ${run.errors} ERRORS` : ''}`;
+}
+
+/** The same request on both servers must give the same answer, or the comparison is void. */
+async function checkSameAnswers(service: Server, baseline: Server): Promise<void> {
+  for (const { label, request, creates } of SCENARIOS) {
+    const answers = await Promise.all(
+      [service, baseline].map((server) => httpCall(server.started.port, request.method, request.path, request.headers, request.body)),
+    );
+    const [mine, bare] = answers.map((answer) => {
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      if (creates) {
+        // The ids differ (each server has its own table); everything else must not.
+        const pet = ((body.result as { data?: object } | undefined)?.data ?? body) as { id?: unknown };
+        if (typeof pet.id !== 'number') throw new Error(`${label}: no id in ${answer.body}`);
+        pet.id = 0;
+      }
+      return { status: answer.status, body };
+    });
+    if (!isDeepStrictEqual(mine, bare)) {
+      throw new Error(`${label}: the service and the baseline answer differently:\n${JSON.stringify(mine)}\n${JSON.stringify(bare)}`);
+    }
+    if (mine!.status >= 300) throw new Error(`${label}: answered ${mine!.status}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+function machine(): string {
+  const model = cpus()[0]?.model ?? 'unknown CPU';
+  let nproc = String(cpus().length);
+  try {
+    nproc = execSync('nproc').toString().trim();
+  } catch {
+    /* keep os.cpus() */
+  }
+  return `nproc ${nproc}, ${model}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+}
+
+/** The list on 1k rows against the list on 1M rows: two service instances, loaded in turn. */
+async function measureScale(): Promise<Map<string, { small: Run[]; large: Run[] }>> {
+  const small = await startService('service-1k', join(workDir, 'rows-1k.db'));
+  const large = await startService('service-1m', join(workDir, 'rows-1m.db'));
+  seedPets(small.server.databaseFile, SEED_ROWS);
+  const seedMs = seedPets(large.server.databaseFile, LARGE_ROWS);
+  console.log(`seeded ${LARGE_ROWS} rows in ${fixed(seedMs, 0)} ms (better-sqlite3, one transaction)`);
+  const scaleScenarios = SCENARIOS.filter((s) => s.label.startsWith('REST list'));
+  const scale = new Map<string, { small: Run[]; large: Run[] }>(scaleScenarios.map((s) => [s.label, { small: [], large: [] }]));
+  for (const { request } of scaleScenarios) {
+    for (const { server } of [small, large]) await measure(server, request, WARM_UP_SECONDS);
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { label, request } of scaleScenarios) {
+      const order = round % 2 ? ([['small', small], ['large', large]] as const) : ([['large', large], ['small', small]] as const);
+      for (const [size, { server }] of order) {
+        const run = await measure(server, request, SECONDS);
+        scale.get(label)![size].push(run);
+        console.log(`  round ${round} ${label.padEnd(26)} ${size === 'small' ? '1k rows' : '1M rows'}  ${describeRun(run)}`);
+      }
+    }
+  }
+  await Promise.all([stopProcess(small.server.started), stopProcess(large.server.started)]);
+  return scale;
+}
+
+/** `npm start` on an up-to-date database (what every restart does) until its first 200, nothing else running. */
+async function measureStartUp(): Promise<number[]> {
+  const file = join(workDir, 'rows-1k.db');
+  const startUps: number[] = [];
+  for (let i = 0; i < START_UP_RUNS; i++) {
+    const { server, startMs } = await startService(`start-up-${i + 1}`, file);
+    startUps.push(startMs);
+    await stopProcess(server.started);
+  }
+  return startUps;
+}
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
+  console.log(`machine: ${machine()}`);
+  console.log(`load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only`);
+
+  // 1. Both servers, the same rows.
+  const { server: service, startMs: firstStartMs } = await startService('service', join(workDir, 'service.db'));
+  const baseline = await startBaseline(join(workDir, 'baseline.db'));
+  for (const server of [service, baseline]) seedPets(server.databaseFile, SEED_ROWS);
+  console.log(`servers: service pid ${service.rss.pid} (npm start, first start with migration ${fixed(firstStartMs, 0)} ms), baseline pid ${baseline.rss.pid}; ${SEED_ROWS} rows each`);
+  if (!service.rss.resettable) console.log('note: VmHWM cannot be reset here; RSS figures are lifetime peaks');
+
+  // 2. Same answers, then warm both up (JIT, SQLite page cache).
+  await checkSameAnswers(service, baseline);
+  for (const { request } of SCENARIOS) {
+    for (const server of [service, baseline]) await measure(server, request, WARM_UP_SECONDS);
+  }
+
+  // 3. Rounds, alternating.
+  const runs = new Map<string, { service: Run[]; baseline: Run[] }>(SCENARIOS.map((s) => [s.label, { service: [], baseline: [] }]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { label, request } of SCENARIOS) {
+      const order = round % 2 ? [service, baseline] : [baseline, service];
+      for (const server of order) {
+        const run = await measure(server, request, SECONDS);
+        runs.get(label)![server.name].push(run);
+        console.log(`  round ${round} ${label.padEnd(26)} ${server.name.padEnd(8)} ${describeRun(run)}`);
+      }
+    }
+  }
+  // The peak is reset before each load run, so the peak under load is the largest of the runs'.
+  const serviceLoadPeak = Math.max(...[...runs.values()].flatMap((r) => r.service.map((run) => run.peakRssBytes)));
+  const tree = processTree(service.started.child.pid!).map((pid) => `${pid}: ${mb(new PeakRss(pid).readCurrent())} MB`);
+  await Promise.all([stopProcess(service.started), stopProcess(baseline.started)]);
+
+  // 4 and 5: rows and start-up (skipped by BENCH_QUICK).
+  const scale = QUICK ? new Map<string, { small: Run[]; large: Run[] }>() : await measureScale();
+  const startUps = QUICK ? [] : await measureStartUp();
+
+  // The table.
+  console.log('');
+  console.log(`Medians over ${ROUNDS} rounds (min–max in brackets); ratio = service / baseline, per round, alternating.`);
+  console.log('');
+  console.log('| scenario | service req/s | baseline req/s | ratio | service p50 / p99 ms | baseline p50 / p99 ms | service peak RSS MB | baseline peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  const ratios = new Map<string, number>();
+  for (const { label } of SCENARIOS) {
+    const { service: mine, baseline: bare } = runs.get(label)!;
+    const rps = (list: Run[]) => list.map((run) => run.requestsPerSecond);
+    const perRound = mine.map((run, i) => run.requestsPerSecond / bare[i]!.requestsPerSecond);
+    ratios.set(label, median(perRound));
+    const latency = (list: Run[]) =>
+      `${fixed(median(list.map((r) => r.p50Ms)), 2)} / ${fixed(median(list.map((r) => r.p99Ms)), 2)}`;
+    console.log(
+      `| ${label} | ${fixed(median(rps(mine)), 0)} (${spread(rps(mine), 0)}) | ${fixed(median(rps(bare)), 0)} (${spread(rps(bare), 0)}) ` +
+        `| **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${latency(mine)} | ${latency(bare)} ` +
+        `| ${mb(Math.max(...mine.map((r) => r.peakRssBytes)))} | ${mb(Math.max(...bare.map((r) => r.peakRssBytes)))} |`,
+    );
+  }
+  const errors = [...runs.values()].flatMap((r) => [...r.service, ...r.baseline]).reduce((sum, run) => sum + run.errors, 0);
+  const growth = new Map<string, number>();
+  if (scale.size > 0) {
+    console.log('');
+    console.log('| list, service | p50 ms at 1k rows | p50 ms at 1M rows | 1M / 1k p50 | req/s at 1k | req/s at 1M |');
+    console.log('|---|---|---|---|---|---|');
+  }
+  for (const [label, { small: s, large: l }] of scale) {
+    const perRound = l.map((run, i) => run.p50Ms / s[i]!.p50Ms);
+    growth.set(label, median(perRound));
+    const p50 = (list: Run[]) => `${fixed(median(list.map((r) => r.p50Ms)), 2)} (${spread(list.map((r) => r.p50Ms), 2)})`;
+    const rps = (list: Run[]) => fixed(median(list.map((r) => r.requestsPerSecond)), 0);
+    console.log(`| ${label} | ${p50(s)} | ${p50(l)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${rps(s)} | ${rps(l)} |`);
+  }
+  console.log('');
+  if (startUps.length > 0) {
+    console.log(`start-up, npm start → first 200 (up-to-date database): median ${fixed(median(startUps), 0)} ms (${spread(startUps, 0)}); first start with migration: ${fixed(firstStartMs, 0)} ms`);
+  }
+  console.log(`service peak RSS under load (largest of all runs): ${mb(serviceLoadPeak)} MB (serving process); npm start's process tree at the end: ${tree.join(', ')}`);
+
+  const restList = ratios.get('REST list limit=20')!;
+  const allTargets: Array<[string, boolean] | false> = [
+    [`REST list ≥ 0.5 × baseline: ${fixed(restList, 2)}`, restList >= 0.5],
+    [`REST create ≥ 0.5 × baseline: ${fixed(ratios.get('REST create')!, 2)}`, ratios.get('REST create')! >= 0.5],
+    [`tRPC list ≥ REST list: ${fixed(ratios.get('tRPC list limit=20')!, 2)} vs ${fixed(restList, 2)}`, ratios.get('tRPC list limit=20')! >= restList],
+    !QUICK && [`list p50 at 1M rows ≤ 1.25 × at 1k: ${fixed(growth.get('REST list limit=20')!, 2)}`, growth.get('REST list limit=20')! <= 1.25],
+    [`RSS under load ≤ 150 MB: ${mb(serviceLoadPeak)} MB`, serviceLoadPeak <= 150 * 1024 * 1024],
+    !QUICK && [`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500],
+  ];
+  const targets = allTargets.filter((target) => target !== false);
+  console.log('');
+  for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
+  if (errors) console.log(`WARNING: ${errors} failed requests during the load runs`);
+  console.log(`machine at the end: load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`);
+
+  if (process.env.BENCH_JSON) {
+    writeFileSync(process.env.BENCH_JSON, JSON.stringify({ runs: Object.fromEntries(runs), scale: Object.fromEntries(scale), startUps, firstStartMs, serviceLoadPeak }, null, 2));
+  }
+}
+
+try {
+  await main();
+  finished = true;
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+}
