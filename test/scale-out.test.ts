@@ -47,7 +47,9 @@ describe.each(['postgresql', 'sqlite'] as const)('two instances on one %s databa
     database = await createTestDatabase(provider);
     // One key sends all 2,000 requests: the per-key rate limit is not what this test is about.
     const env = { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' };
-    running = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
+    const starts = await Promise.allSettled([startServiceProcess(env), startServiceProcess(env)]);
+    running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+    for (const start of starts) if (start.status === 'rejected') throw start.reason;
     const [a, b] = running as [ServiceProcess, ServiceProcess];
 
     const [fromA, fromB] = await Promise.all([createMany(a.baseUrl, 'a'), createMany(b.baseUrl, 'b')]);

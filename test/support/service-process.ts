@@ -33,6 +33,15 @@ export interface ServiceProcessOptions {
   command?: [string, ...string[]];
 }
 
+/**
+ * Every process started here and still running: killed when the test worker exits, however it
+ * exits (a failed start beside a good one, a timeout), so that no test leaves a server behind.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts the service with `env` as its only settings (PORT=0: a free port); resolves once it listens. */
 export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
@@ -41,7 +50,13 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   const stop = () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     return exited;
