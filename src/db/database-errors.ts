@@ -5,6 +5,7 @@
 // One runtime serves both generated clients, so their errors are instances of the same classes.
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
+import Sqlite from 'better-sqlite3';
 
 /**
  * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
@@ -41,13 +42,16 @@ interface DriverAdapterErrorMeta {
 }
 
 /**
- * The same connection-level kinds as thrown by a driver adapter itself, for the statements the
- * repository runs on the adapter directly (src/pets/pet-repository.ts): the SQLite adapter reports
- * a lock held past the busy timeout as `SocketTimeout`.
+ * The same connection-level kinds as thrown by a driver adapter itself, for statements run on an
+ * adapter directly (the health check's ping): the SQLite adapter reports a lock held past the
+ * busy timeout as `SocketTimeout`.
  */
 const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // better-sqlite3 itself, for the statements prepared on its handle: a lock held by another
+  // process past the busy timeout (SQLITE_BUSY and its extended codes).
+  if (error instanceof Sqlite.SqliteError) return error.code.startsWith('SQLITE_BUSY');
   if (error instanceof Error && isDriverAdapterError(error)) return UNAVAILABLE_ADAPTER_KINDS.has(error.cause.kind);
   if (error instanceof PrismaClientKnownRequestError) {
     if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return true;

@@ -3,12 +3,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type {
   SqlDriverAdapter,
   SqlDriverAdapterFactory,
   SqlMigrationAwareDriverAdapterFactory,
-  SqlQueryable,
 } from '@prisma/driver-adapter-utils';
 import type { PoolConfig } from 'pg';
 import type { Config } from '../config.js';
@@ -29,11 +29,12 @@ export interface Database {
   provider: Provider;
   prisma: PrismaClient;
   /**
-   * SQLite: the driver-adapter connection `prisma` itself runs on, for hand-written SQL on hot
-   * paths (src/pets/pet-repository.ts says why); the same connection, so each sees the other's
-   * writes at once. Null on PostgreSQL, where the repository uses `prisma`.
+   * SQLite: the better-sqlite3 handle beneath the driver-adapter connection `prisma` itself runs
+   * on, for prepared statements on hot paths (src/pets/pet-repository.ts says why); the same
+   * connection, so each sees the other's writes at once. Null on PostgreSQL, where the repository
+   * uses `prisma`.
    */
-  connection: SqlQueryable | null;
+  sqlite: Sqlite.Database | null;
   /**
    * The client for interactive transactions (`$transaction(async (tx) => …)`). On SQLite it has
    * a connection of its own: Prisma's SQLite adapter serialises transactions but not the other
@@ -107,6 +108,17 @@ export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
 }
 
 /**
+ * The better-sqlite3 database an adapter connection wraps (the adapter keeps it as `client`). Checked
+ * here, once, so that an adapter that changed its shape stops the service at start-up instead of
+ * failing requests; the versions are pinned exactly (package.json) for the same reason.
+ */
+function driverHandle(connection: SqlDriverAdapter): Sqlite.Database {
+  const client = (connection as unknown as { client?: unknown }).client;
+  if (!(client instanceof Sqlite)) throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 handle');
+  return client;
+}
+
+/**
  * A factory that hands Prisma a connection we opened, so that we can use it too. We own it:
  * Prisma's $disconnect leaves it open (it may never have connected at all), close() disposes it.
  */
@@ -153,7 +165,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
-    return { provider, prisma, connection: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
+    return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
   }
 
   const connection = await openSqliteConnection(settings.databaseUrl);
@@ -163,7 +175,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   return {
     provider,
     prisma,
-    connection,
+    sqlite: driverHandle(connection),
     transactions,
     // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
     ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
