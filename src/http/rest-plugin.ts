@@ -14,7 +14,7 @@
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
 //   onRequest      deprecation headers, then 429 (too many wrong keys from this address) or 401
 //                  without a valid key, before the body is read
-//   preValidation  the body is a JSON object / the query and path parameters are strict
+//   preValidation  the body is a JSON object / the query and path parameters are strict (inputProblem)
 //   handler        the procedure, and its answer or its error in the envelope
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { callTRPCProcedure, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server';
@@ -67,6 +67,17 @@ function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, match: R
   return sendError(reply, 405, `${request.method} is not supported here; use ${match.allowedMethods.join(' or ')}`);
 }
 
+/** What is wrong with the shape of a request's input before its procedure sees it, or null. */
+function inputProblem(route: RestRoute, request: FastifyRequest): string | null {
+  if (BODY_METHODS.has(route.method)) {
+    const body = request.body;
+    if (body === undefined) return 'body: is required (a JSON object)';
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
+    return null;
+  }
+  return strictParamProblem(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
+}
+
 /** A procedure's error in the envelope: validation issues as one sentence, internals never. */
 function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
   if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
@@ -107,7 +118,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   const deprecatedRoutes = new Map(routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])));
 
   await v1.register(async (procedures) => {
-    procedures.addHook('onRequest', async (request, reply) => {
+    // Callback-style hooks (an async one costs a promise per request); a hook that answers the
+    // request itself does not call done().
+    procedures.addHook('onRequest', (request, reply, done) => {
       const route = restRouteOf(request);
       request.routePattern = REST_BASE_PATH + route.path; // for the log: /v1/pets/{petId}
       const deprecation = deprecatedRoutes.get(route);
@@ -116,24 +129,22 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       if (!request.identity) {
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
-          return sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+          sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+          return;
         }
-        return sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
-      }
-    });
-
-    procedures.addHook('preValidation', async (request, reply) => {
-      const route = restRouteOf(request);
-      if (BODY_METHODS.has(route.method)) {
-        const body = request.body;
-        if (body === undefined) return sendError(reply, 400, 'body: is required (a JSON object)');
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-          return sendError(reply, 400, 'body: must be a JSON object');
-        }
+        sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
         return;
       }
-      const problem = strictParamProblem(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
-      if (problem) return sendError(reply, 400, problem);
+      done();
+    });
+
+    procedures.addHook('preValidation', (request, reply, done) => {
+      const problem = inputProblem(restRouteOf(request), request);
+      if (problem) {
+        sendError(reply, 400, problem);
+        return;
+      }
+      done();
     });
 
     for (const route of routes) {
