@@ -79,7 +79,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   });
 
   await app.register(authentication, {
-    verifier: createApiKeyVerifier({ envKeys: config.apiKeys, store: createApiKeyStore(database.prisma) }),
+    verifier: createApiKeyVerifier({ envKeys: config.apiKeys, store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }) }),
     failureLimiter: new FixedWindowLimiter(config.authFailuresPerMinute),
   });
 
