@@ -16,6 +16,7 @@ import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/cli
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
+import { busyRetryingStatements, busyRetryingTransactions, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 
 /**
  * The client the repositories use, whichever the provider. Both generated clients come from the
@@ -56,8 +57,11 @@ export type DatabaseSettings = Pick<
   'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'
 >;
 
-/** How long a writer waits for SQLite's lock before giving up (another process may hold it). */
-const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+/**
+ * How long a migration waits for SQLite's lock (another instance may be migrating too). The
+ * service's own connections wait differently, without blocking the process: sqlite-busy-retry.ts.
+ */
+const MIGRATION_BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * How much longer the client waits for an answer than the server's statement_timeout: the server
@@ -66,10 +70,10 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 const CLIENT_QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
-function sqliteAdapter(databaseUrl: string) {
+function sqliteAdapter(databaseUrl: string, busyTimeoutMs: number) {
   const file = sqliteFilePath(databaseUrl);
   mkdirSync(dirname(file), { recursive: true });
-  return new PrismaBetterSqlite3({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS });
+  return new PrismaBetterSqlite3({ url: file, timeout: busyTimeoutMs });
 }
 
 function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
@@ -94,7 +98,7 @@ function requireProvider(databaseUrl: string): Provider {
 
 function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFactory {
   return requireProvider(databaseUrl) === 'sqlite'
-    ? sqliteAdapter(databaseUrl)
+    ? sqliteAdapter(databaseUrl, MIGRATION_BUSY_TIMEOUT_MS)
     : new PrismaPg({ connectionString: databaseUrl, max: 1 });
 }
 
@@ -144,12 +148,13 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
  *   corrupt.
  * - journal_size_limit: the WAL file is truncated to 64 MiB after a checkpoint, so a burst of
  *   writes does not leave a large file behind.
- * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`.
+ * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
+ * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
  * They run on the adapter connection, not through Prisma's query API: the first Prisma query
  * loads its query compiler (~30 MB, ~90 ms here), which the hot paths never need.
  */
 async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
-  const connection = await sqliteAdapter(databaseUrl).connect();
+  const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();
   for (const pragma of ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`]) {
     await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
   }
@@ -170,8 +175,11 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
 
   const connection = await openSqliteConnection(settings.databaseUrl);
   const transactionConnection = await openSqliteConnection(settings.databaseUrl);
-  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(connection) });
-  const transactions = new SqlitePrismaClient({ adapter: sharedConnection(transactionConnection) });
+  // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
+  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
+  const transactions = busyRetryingTransactions(
+    new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(transactionConnection)) }),
+  );
   return {
     provider,
     prisma,

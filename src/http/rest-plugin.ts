@@ -21,6 +21,8 @@ import { callTRPCProcedure, getTRPCErrorFromUnknown, type TRPCError } from '@trp
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
+import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-errors.js';
+import { closeAfterRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 import { describeIssues, envelopeForFastifyError, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -127,6 +129,12 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       if (deprecation) reply.headers(deprecation);
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
+        closeAfterRefusal(request, reply);
+        if (request.authFault) {
+          reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
+          sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
+          return;
+        }
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
           sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);

@@ -1,0 +1,79 @@
+// Waiting for SQLite's write lock without stopping the process. better-sqlite3 is synchronous: its
+// busy timeout (SQLite sleeping until another connection lets go of the lock) blocks the event
+// loop for as long as it waits, so with a 5 s timeout one create behind another process's lock
+// froze every request, /healthz included. Here the busy timeout is a few milliseconds, and a
+// statement or transaction that still finds the lock taken is retried after an asynchronous
+// pause, with growing pauses, until SQLITE_LOCK_WAIT_MS have passed; then its error stands
+// (503 with Retry-After, src/db/database-errors.ts).
+//
+// Transactions are retried whole: in WAL mode a transaction that has read and then wants to
+// write is refused at once (SQLITE_BUSY, or SQLITE_BUSY_SNAPSHOT when another connection wrote
+// since its read), without SQLite's busy handler ever running, so waiting inside it cannot help;
+// starting it again can. Its work was rolled back, so running it again is safe.
+//
+// The one module that knows this; src/db/database.ts applies it to the service's connections.
+import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import { isDriverAdapterError, type SqlDriverAdapter } from '@prisma/driver-adapter-utils';
+import Sqlite from 'better-sqlite3';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long one attempt may block the process waiting for the lock (SQLite's busy timeout). */
+export const SQLITE_BUSY_TIMEOUT_MS = 5;
+/** How long a statement or transaction waits for the lock in all, across attempts. */
+export const SQLITE_LOCK_WAIT_MS = 5_000;
+/** The longest pause between two attempts. */
+const MAX_PAUSE_MS = 50;
+
+/** The lock was taken (SQLite, through better-sqlite3, the driver adapter or Prisma). */
+export function isSqliteBusy(error: unknown): boolean {
+  if (error instanceof Sqlite.SqliteError) return error.code.startsWith('SQLITE_BUSY');
+  // The SQLite adapter reports SQLITE_BUSY as SocketTimeout; Prisma passes that on as P1008.
+  if (error instanceof Error && isDriverAdapterError(error)) return error.cause.kind === 'SocketTimeout';
+  return error instanceof PrismaClientKnownRequestError && error.code === 'P1008';
+}
+
+/** Runs `operation` until it does not fail with a busy lock, or SQLITE_LOCK_WAIT_MS have passed. */
+export async function retryWhileBusy<T>(operation: () => T | Promise<T>, waitMs = SQLITE_LOCK_WAIT_MS): Promise<T> {
+  const deadline = performance.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      const now = performance.now();
+      if (!isSqliteBusy(error) || now >= deadline) throw error;
+      // Growing pauses with jitter, so that waiting writers do not retry in lockstep.
+      const pause = Math.min(MAX_PAUSE_MS, 2 ** attempt) * (0.5 + Math.random());
+      await sleep(Math.min(pause, deadline - now));
+    }
+  }
+}
+
+/**
+ * The adapter connection with its statements (each one a transaction of its own, autocommitted)
+ * retried while the lock is taken. Transactions started on it are left alone: see above, and
+ * retryingTransactions below.
+ */
+export function busyRetryingStatements(connection: SqlDriverAdapter): SqlDriverAdapter {
+  return new Proxy(connection, {
+    get(target, property) {
+      if (property === 'queryRaw') return (query: Parameters<SqlDriverAdapter['queryRaw']>[0]) => retryWhileBusy(() => target.queryRaw(query));
+      if (property === 'executeRaw') return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
+      const value: unknown = Reflect.get(target, property, target);
+      // Bound to the connection itself: its methods use private fields.
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A Prisma client whose interactive transactions (`$transaction(async (tx) => …)`) are retried whole while the lock is taken. */
+export function busyRetryingTransactions<Client extends { $transaction: (...args: never[]) => Promise<unknown> }>(client: Client): Client {
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === '$transaction') {
+        return (...args: Parameters<Client['$transaction']>) => retryWhileBusy(() => target.$transaction(...args));
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,35 @@
+// The service's two request limits, built once from the settings: requests per API key (both
+// surfaces, one budget) and wrong keys per client address. In memory per instance, or shared by
+// every instance through Redis when REDIS_URL is set (redis-limiter.ts). The refusals themselves
+// are answered in one place each: the per-key limit in src/api/trpc.ts (protectedProcedure), the
+// wrong-key limit in src/http/authentication.ts (which marks the request; the surfaces answer).
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { FixedWindowLimiter, type Limiter } from './fixed-window-limiter.js';
+import { RedisCounters } from './redis-limiter.js';
+
+export interface RequestLimits {
+  /** Requests per API key id; null when RATE_LIMIT_PER_MINUTE is 0. */
+  perKey: Limiter | null;
+  /** Wrong keys per client address (see client-address.ts for what "address" means). */
+  authFailures: Limiter;
+  close(): Promise<void>;
+}
+
+export type RequestLimitSettings = Pick<Config, 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'redisUrl'>;
+
+export function createRequestLimits(settings: RequestLimitSettings, logger: Logger): RequestLimits {
+  if (!settings.redisUrl) {
+    return {
+      perKey: settings.rateLimitPerMinute > 0 ? new FixedWindowLimiter(settings.rateLimitPerMinute) : null,
+      authFailures: new FixedWindowLimiter(settings.authFailuresPerMinute),
+      close: async () => {},
+    };
+  }
+  const redis = new RedisCounters(settings.redisUrl, logger);
+  return {
+    perKey: settings.rateLimitPerMinute > 0 ? redis.limiter('per-key', settings.rateLimitPerMinute) : null,
+    authFailures: redis.limiter('auth-failures', settings.authFailuresPerMinute),
+    close: () => redis.close(),
+  };
+}
