@@ -5,9 +5,10 @@
 // counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
 // pipelined guesses from one address cannot all be checked before the first failure is counted:
 // at most the limit are ever checked per window. Past the limit, keys from that address are not
-// even checked until the window resets. A key seen valid recently is checked without taking from
-// the budget (while the address is not locked out), so that many concurrent requests of a genuine
-// client do not use it up while their lookups are in flight.
+// even checked until the window resets. A key seen valid recently, or being checked for another
+// request at that moment (whose answer this one then shares), takes nothing from the budget while
+// the address is not locked out, so that a genuine client's many concurrent requests do not use
+// it up while their lookups are in flight.
 //
 // A database fault while checking a stored key (unreachable, disk full) is not a wrong key: the
 // request is marked with it (`request.authFault`) and the surfaces answer 503 with Retry-After.
@@ -56,6 +57,17 @@ class BoundedSet {
 
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** Checks under way, by digest: a request with the same key waits for that answer (no second check). */
+  const checking = new Map<string, Promise<ApiKeyIdentity | null>>();
+  const check = (digest: string) => {
+    let pending = checking.get(digest);
+    if (!pending) {
+      pending = verifier.authenticateDigest(digest).finally(() => checking.delete(digest));
+      checking.set(digest, pending);
+    }
+    return pending;
+  };
+
   app.decorateRequest('identity', null);
   app.decorateRequest('authRetryAfterSeconds', 0);
   app.decorateRequest('authFault', null);
@@ -67,16 +79,19 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
     let taken = false;
     try {
-      if (digest !== null && knownValid.has(digest)) {
+      if (digest !== null && (knownValid.has(digest) || checking.has(digest))) {
+        // A key seen valid, or being checked for another request right now: this request adds
+        // no guess, so it takes nothing from the budget first (unless the address is locked out).
         const standing = await failureLimiter.peek(address);
         if (!standing.allowed) {
           request.authRetryAfterSeconds = standing.resetSeconds;
           return;
         }
-        request.identity = await verifier.authenticateDigest(digest);
+        request.identity = await check(digest);
         if (!request.identity) {
-          knownValid.delete(digest); // revoked since: a wrong key from now on
-          await failureLimiter.take(address);
+          knownValid.delete(digest); // revoked since, or a wrong key sent twice at once
+          const failed = await failureLimiter.take(address);
+          if (!failed.allowed) request.authRetryAfterSeconds = failed.resetSeconds;
         }
         return;
       }
@@ -86,7 +101,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
         request.authRetryAfterSeconds = attempt.resetSeconds;
         return;
       }
-      request.identity = digest === null ? null : await verifier.authenticateDigest(digest);
+      request.identity = digest === null ? null : await check(digest);
       if (request.identity) {
         knownValid.add(digest!);
         await failureLimiter.giveBack(address);
