@@ -10,7 +10,7 @@ import type {
   SqlDriverAdapterFactory,
   SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
@@ -90,6 +90,22 @@ function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
   };
 }
 
+/** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
+function ignoreConnectionError(): void {}
+
+/**
+ * The pool, with an 'error' listener on every connection for as long as it lives. A server that
+ * ends connections (a restart, pg_terminate_backend) makes each report an 'error' event, and one
+ * that arrives while no one listens (pg-pool and the adapter listen only at some moments of a
+ * connection's life) would end the process: seen under pg_terminate_backend in
+ * test/reliability/database-faults.test.ts.
+ */
+function postgresPool(settings: DatabaseSettings): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings));
+  pool.on('connect', (client) => client.on('error', ignoreConnectionError));
+  return pool;
+}
+
 function requireProvider(databaseUrl: string): Provider {
   const provider = providerOf(databaseUrl);
   if (!provider) throw new Error(`Unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
@@ -167,7 +183,9 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
 
   if (provider === 'postgresql') {
-    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
+    const postgres = new PostgresPrismaClient({
+      adapter: new PrismaPg(postgresPool(settings), { disposeExternalPool: true, onPoolError: ignoreConnectionError }),
+    });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
     return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
