@@ -99,6 +99,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
   const limits = createRequestLimits(config, logger);
   app.addHook('onClose', () => limits.close());
+  await limits.ready();
   const storage = new StorageHealth();
   const createContext = (request: FastifyRequest, reply: FastifyReply): Context => ({
     identity: request.identity,

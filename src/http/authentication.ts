@@ -55,18 +55,55 @@ class BoundedSet {
   }
 }
 
+/** What checking a request's key came to. */
+interface Outcome {
+  identity: ApiKeyIdentity | null;
+  /** Seconds until the address may try again; 0 when it was not refused. */
+  retryAfterSeconds: number;
+}
+
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
-  /** Checks under way, by digest: a request with the same key waits for that answer (no second check). */
-  const checking = new Map<string, Promise<ApiKeyIdentity | null>>();
-  const check = (digest: string) => {
-    let pending = checking.get(digest);
-    if (!pending) {
-      pending = verifier.authenticateDigest(digest).finally(() => checking.delete(digest));
-      checking.set(digest, pending);
+  /** Checks under way, by address and digest: a request with the same key from the same address shares the answer. */
+  const checking = new Map<string, Promise<Outcome>>();
+
+  /** A key not known to be valid: the attempt is counted first, and given back when the key was right. */
+  async function firstCheck(address: string, digest: string | null): Promise<Outcome> {
+    const attempt = await failureLimiter.take(address);
+    if (!attempt.allowed) return { identity: null, retryAfterSeconds: attempt.resetSeconds };
+    let identity: ApiKeyIdentity | null;
+    try {
+      identity = digest === null ? null : await verifier.authenticateDigest(digest);
+    } catch (error) {
+      await failureLimiter.giveBack(address); // not a wrong key: it was never checked
+      throw error;
     }
-    return pending;
-  };
+    if (identity) {
+      knownValid.add(digest!);
+      await failureLimiter.giveBack(address);
+    }
+    return { identity, retryAfterSeconds: 0 };
+  }
+
+  /**
+   * A key being checked for another request from this address right now (its answer is shared),
+   * or seen valid recently (checked again, for revocation, without taking from the budget unless
+   * the address is locked out). Neither adds a guess; a wrong answer counts as a failure after.
+   */
+  async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined): Promise<Outcome> {
+    let outcome: Outcome;
+    if (pending) {
+      outcome = await pending;
+    } else {
+      const standing = await failureLimiter.peek(address);
+      if (!standing.allowed) return { identity: null, retryAfterSeconds: standing.resetSeconds };
+      outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
+    }
+    if (outcome.identity || outcome.retryAfterSeconds > 0) return outcome;
+    knownValid.delete(digest); // revoked since
+    const failed = await failureLimiter.take(address);
+    return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
+  }
 
   app.decorateRequest('identity', null);
   app.decorateRequest('authRetryAfterSeconds', 0);
@@ -77,42 +114,27 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     if (header === undefined || header.trim() === '') return; // nothing to check, nothing guessed
     const address = clientLimitKey(request.ip);
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
-    let taken = false;
+    const inFlightKey = `${address} ${digest}`;
+    const pending = digest === null ? undefined : checking.get(inFlightKey);
+    let outcome: Promise<Outcome>;
+    if (digest !== null && (pending || knownValid.has(digest))) {
+      outcome = laterCheck(address, digest, pending);
+    } else {
+      outcome = firstCheck(address, digest);
+      if (digest !== null) {
+        checking.set(inFlightKey, outcome);
+        outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
+      }
+    }
     try {
-      if (digest !== null && (knownValid.has(digest) || checking.has(digest))) {
-        // A key seen valid, or being checked for another request right now: this request adds
-        // no guess, so it takes nothing from the budget first (unless the address is locked out).
-        const standing = await failureLimiter.peek(address);
-        if (!standing.allowed) {
-          request.authRetryAfterSeconds = standing.resetSeconds;
-          return;
-        }
-        request.identity = await check(digest);
-        if (!request.identity) {
-          knownValid.delete(digest); // revoked since, or a wrong key sent twice at once
-          const failed = await failureLimiter.take(address);
-          if (!failed.allowed) request.authRetryAfterSeconds = failed.resetSeconds;
-        }
-        return;
-      }
-      const attempt = await failureLimiter.take(address);
-      taken = true;
-      if (!attempt.allowed) {
-        request.authRetryAfterSeconds = attempt.resetSeconds;
-        return;
-      }
-      request.identity = digest === null ? null : await check(digest);
-      if (request.identity) {
-        knownValid.add(digest!);
-        await failureLimiter.giveBack(address);
-      }
+      const { identity, retryAfterSeconds } = await outcome;
+      request.identity = identity;
+      request.authRetryAfterSeconds = retryAfterSeconds;
     } catch (error) {
       const fault = databaseFault(error);
       if (fault === null) throw error;
       request.authFault = fault;
       request.log.warn({ err: error }, 'the database could not check an API key');
-      // Not a wrong key: it was never checked.
-      if (taken) await failureLimiter.giveBack(address);
     }
   });
 };

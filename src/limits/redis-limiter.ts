@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { decision, FixedWindowLimiter, type LimitDecision, type Limiter } from './fixed-window-limiter.js';
 
 /** A command not answered within this counts as Redis being unreachable. */
-export const REDIS_COMMAND_TIMEOUT_MS = 250;
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 /** After a failure, Redis is not asked again for this long (no timeout paid per request meanwhile). */
 const REDIS_RETRY_AFTER_FAILURE_MS = 1_000;
 /** Every key this service writes starts with this. */
@@ -63,6 +63,25 @@ export class RedisCounters {
     // Connection errors are reported by the commands that fail; this only keeps ioredis from
     // printing each reconnection attempt as an unhandled 'error' event.
     this.client.on('error', () => {});
+  }
+
+  /**
+   * Resolves once Redis is connected, or once it has not connected within `ms` (logged): the
+   * service starts either way, with the fallback counts until Redis answers.
+   */
+  async connected(ms = 2_000): Promise<void> {
+    if (this.client.status === 'ready') return;
+    const ready = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.client.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!(await ready)) {
+      this.failingSince = Date.now();
+      this.logger.warn("Redis is not answering: request limits fall back to each instance's own counts");
+    }
   }
 
   /** Runs `command` on Redis, or answers undefined (use the fallback) when Redis cannot. */

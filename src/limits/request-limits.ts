@@ -13,6 +13,8 @@ export interface RequestLimits {
   perKey: Limiter | null;
   /** Wrong keys per client address (see client-address.ts for what "address" means). */
   authFailures: Limiter;
+  /** Resolves once the shared store is connected (or has not connected in time: see redis-limiter.ts). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export function createRequestLimits(settings: RequestLimitSettings, logger: Logg
     return {
       perKey: settings.rateLimitPerMinute > 0 ? new FixedWindowLimiter(settings.rateLimitPerMinute) : null,
       authFailures: new FixedWindowLimiter(settings.authFailuresPerMinute),
+      ready: async () => {},
       close: async () => {},
     };
   }
@@ -30,6 +33,7 @@ export function createRequestLimits(settings: RequestLimitSettings, logger: Logg
   return {
     perKey: settings.rateLimitPerMinute > 0 ? redis.limiter('per-key', settings.rateLimitPerMinute) : null,
     authFailures: redis.limiter('auth-failures', settings.authFailuresPerMinute),
+    ready: () => redis.connected(),
     close: () => redis.close(),
   };
 }
