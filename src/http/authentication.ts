@@ -116,6 +116,22 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
     const inFlightKey = `${address} ${digest}`;
     const pending = digest === null ? undefined : checking.get(inFlightKey);
+    if (digest !== null && !pending && knownValid.has(digest)) {
+      // The common case, kept free of extra promises: a key seen valid, from an address not locked out.
+      const peeked = failureLimiter.peek(address);
+      const standing = peeked instanceof Promise ? await peeked : peeked;
+      if (!standing.allowed) {
+        request.authRetryAfterSeconds = standing.resetSeconds;
+        return;
+      }
+      try {
+        request.identity = await verifier.authenticateDigest(digest);
+      } catch (error) {
+        noteFault(request, error);
+        return;
+      }
+      if (request.identity) return;
+    }
     let outcome: Promise<Outcome>;
     if (digest !== null && (pending || knownValid.has(digest))) {
       outcome = laterCheck(address, digest, pending);
@@ -131,13 +147,18 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       request.identity = identity;
       request.authRetryAfterSeconds = retryAfterSeconds;
     } catch (error) {
-      const fault = databaseFault(error);
-      if (fault === null) throw error;
-      request.authFault = fault;
-      request.log.warn({ err: error }, 'the database could not check an API key');
+      noteFault(request, error);
     }
   });
 };
+
+/** A database fault while checking a key marks the request (503); anything else is a bug and propagates. */
+function noteFault(request: FastifyRequest, error: unknown): void {
+  const fault = databaseFault(error);
+  if (fault === null) throw error;
+  request.authFault = fault;
+  request.log.warn({ err: error }, 'the database could not check an API key');
+}
 
 /** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route. */
 export const authentication = fp(plugin, { name: 'authentication' });
