@@ -97,7 +97,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
 
   const pets = createPetRepository(database);
   const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
-  const limits = createRequestLimits(config, logger);
+  const limits = await createRequestLimits(config, logger);
   app.addHook('onClose', () => limits.close());
   await limits.ready();
   const storage = new StorageHealth();

@@ -34,8 +34,6 @@ local count = tonumber(redis.call('GET', KEYS[1]) or '0')
 if count > 0 then return redis.call('DECR', KEYS[1]) end
 return 0`;
 
-type Counter = (key: string, windowMs: number) => Promise<[number, number]>;
-
 /** One connection to Redis for all limiters of this instance, with the fallback bookkeeping. */
 export class RedisCounters {
   private readonly client: Redis;
@@ -148,5 +146,3 @@ class RedisLimiter implements Limiter {
     if (done === undefined) this.fallback.giveBack(key);
   }
 }
-
-export type { Counter };

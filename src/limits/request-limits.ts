@@ -6,7 +6,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { FixedWindowLimiter, type Limiter } from './fixed-window-limiter.js';
-import { RedisCounters } from './redis-limiter.js';
 
 export interface RequestLimits {
   /** Requests per API key id; null when RATE_LIMIT_PER_MINUTE is 0. */
@@ -20,7 +19,7 @@ export interface RequestLimits {
 
 export type RequestLimitSettings = Pick<Config, 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'redisUrl'>;
 
-export function createRequestLimits(settings: RequestLimitSettings, logger: Logger): RequestLimits {
+export async function createRequestLimits(settings: RequestLimitSettings, logger: Logger): Promise<RequestLimits> {
   if (!settings.redisUrl) {
     return {
       perKey: settings.rateLimitPerMinute > 0 ? new FixedWindowLimiter(settings.rateLimitPerMinute) : null,
@@ -29,6 +28,8 @@ export function createRequestLimits(settings: RequestLimitSettings, logger: Logg
       close: async () => {},
     };
   }
+  // Loaded only when used: a service without REDIS_URL never loads the Redis client.
+  const { RedisCounters } = await import('./redis-limiter.js');
   const redis = new RedisCounters(settings.redisUrl, logger);
   return {
     perKey: settings.rateLimitPerMinute > 0 ? redis.limiter('per-key', settings.rateLimitPerMinute) : null,
