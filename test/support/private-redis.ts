@@ -3,7 +3,7 @@
 // Redis for tests: TEST_REDIS_URL names a server to use (bash .ci/run sets it); tests that stop
 // Redis always start their own. Without the `redis-server` program they fail, loudly.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './private-postgres.js';
 
 const HOW_TO_GET_REDIS =
   'Redis is needed for the shared-limit tests: install the `redis-server` program (Debian: `apt-get install redis-server`; ' +
@@ -15,17 +15,6 @@ export interface PrivateRedis {
   start(): Promise<void>;
   /** Stops it the way a crash or an operator would: connections are cut. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Every server started here and still running: killed when the test worker exits, however it exits. */
