@@ -11,8 +11,8 @@ import type { Logger } from 'pino';
 import { decision, FixedWindowLimiter, type LimitDecision, type Limiter } from './fixed-window-limiter.js';
 
 /** A command not answered within this counts as Redis being unreachable. */
-export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
-/** After a failure, Redis is not asked again for this long (no timeout paid per request meanwhile). */
+export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+/** After a failure, Redis is not asked again for this long (see run()). */
 const REDIS_RETRY_AFTER_FAILURE_MS = 1_000;
 /** Every key this service writes starts with this. */
 const KEY_PREFIX = 'animal-store:limit:';
@@ -39,6 +39,7 @@ export class RedisCounters {
   private readonly client: Redis;
   private failingSince: number | null = null;
   private retryAt = 0;
+  private probing = false;
 
   constructor(
     url: string,
@@ -82,24 +83,33 @@ export class RedisCounters {
     }
   }
 
-  /** Runs `command` on Redis, or answers undefined (use the fallback) when Redis cannot. */
+  /**
+   * Runs `command` on Redis, or answers undefined (use the fallback) when Redis cannot. After a
+   * failure, Redis is left alone for a second, then one request at a time tries it again while
+   * the others use the fallback, so a hung Redis costs one request a timeout, not every request.
+   */
   async run<T>(command: (client: Redis) => Promise<T>): Promise<T | undefined> {
-    const now = Date.now();
-    if (now < this.retryAt) return undefined;
+    const probe = this.failingSince !== null;
+    if (probe) {
+      if (this.probing || Date.now() < this.retryAt) return undefined;
+      this.probing = true;
+    }
     try {
       const result = await command(this.client);
       if (this.failingSince !== null) {
-        this.logger.info({ downForMs: now - this.failingSince }, 'Redis answers again: request limits are shared by every instance again');
+        this.logger.info({ downForMs: Date.now() - this.failingSince }, 'Redis answers again: request limits are shared by every instance again');
         this.failingSince = null;
       }
       return result;
     } catch (error) {
       this.retryAt = Date.now() + REDIS_RETRY_AFTER_FAILURE_MS;
       if (this.failingSince === null) {
-        this.failingSince = now;
+        this.failingSince = Date.now();
         this.logger.warn({ err: error }, "Redis is not answering: request limits fall back to each instance's own counts");
       }
       return undefined;
+    } finally {
+      if (probe) this.probing = false;
     }
   }
 
