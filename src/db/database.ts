@@ -16,7 +16,7 @@ import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/cli
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
-import { busyRetryingStatements, busyRetryingTransactions, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
+import { busyRetryingStatements, busyRetryingTransactions, immediateTransactions, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 
 /**
  * The client the repositories use, whichever the provider. Both generated clients come from the
@@ -196,7 +196,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
   const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
   const transactions = busyRetryingTransactions(
-    new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(transactionConnection)) }),
+    new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(immediateTransactions(transactionConnection))) }),
   );
   return {
     provider,

@@ -178,6 +178,24 @@ describe('SQLite shared by several processes', () => {
     expect(results.flat().filter((status) => status !== 201)).toEqual([]);
   });
 
+  it("an interactive transaction (an idempotent create's) holds the write lock from its start", async () => {
+    const server = await startTestServer({ provider: 'sqlite' });
+    try {
+      await server.database.transactions.$transaction(async () => {
+        // Before any statement: begun IMMEDIATE, it has the lock, so it can never be refused
+        // half-way for another process's write (which a DEFERRED one, upgrading, would be).
+        const other = new Sqlite(sqliteFilePath(server.databaseUrl), { timeout: 0 });
+        try {
+          expect(() => other.exec('BEGIN IMMEDIATE')).toThrow(/locked|busy/i);
+        } finally {
+          other.close();
+        }
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('/healthz answers at once while another process holds the write lock and creates wait for it', { timeout: 60_000 }, async () => {
     database = await createTestDatabase('sqlite');
     const [service] = (running = [await startServiceProcess(env())]);
