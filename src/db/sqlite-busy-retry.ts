@@ -23,8 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
 /** How long a statement or transaction waits for the lock in all, across attempts. */
 export const SQLITE_LOCK_WAIT_MS = 5_000;
-/** The longest pause between two attempts. */
-const MAX_PAUSE_MS = 50;
+/** The longest pause between two attempts (short: waiting writers are not queued, the quick ones win). */
+const MAX_PAUSE_MS = 20;
 
 /** The lock was taken (SQLite, through better-sqlite3, the driver adapter or Prisma). */
 export function isSqliteBusy(error: unknown): boolean {
