@@ -33,6 +33,10 @@ export const TEST_CONFIG: AppConfig = {
   idempotencyTtlMs: 24 * 3_600_000,
   corsOrigins: [],
   trustProxy: false,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  idleTimeoutMs: 72_000,
+  redisUrl: undefined,
 };
 
 export interface TestServerOptions {
