@@ -3,7 +3,7 @@
 //
 // A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → Prisma.
+// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -65,8 +65,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  const pets = createPetRepository(database);
-  const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
+  const pets = createPetRepository(database.sql);
+  const idempotency = createIdempotencyStore(database.sql, config.idempotencyTtlMs);
   const keyRateLimiter = config.rateLimitPerMinute > 0 ? new FixedWindowLimiter(config.rateLimitPerMinute) : null;
   const createContext = (request: FastifyRequest, reply: FastifyReply): Context => ({
     identity: request.identity,
@@ -74,6 +74,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,
     setHeaders: (headers) => void reply.headers(headers),
+    // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
+    setNextPage: () => {},
     pets,
     idempotency,
   });

@@ -6,6 +6,7 @@
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 
 /**
  * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
@@ -48,7 +49,14 @@ interface DriverAdapterErrorMeta {
  */
 const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
 
+/** Socket errors of a connection to the server that could not be made or broke (Node's codes). */
+const SOCKET_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // pg itself, for the statements run on the pool (src/db/sql.ts): a server error with its
+  // SQLSTATE, or a socket error while connecting.
+  if (error instanceof pg.DatabaseError) return isUnavailableSqlState(error.code ?? '');
+  if (error instanceof Error && SOCKET_ERROR_CODES.has((error as { code?: unknown }).code as string)) return true;
   // better-sqlite3 itself, for the statements prepared on its handle: a lock held by another
   // process past the busy timeout (SQLITE_BUSY and its extended codes).
   if (error instanceof Sqlite.SqliteError) return error.code.startsWith('SQLITE_BUSY');

@@ -1,5 +1,6 @@
 // The one place that opens the database: picks the driver adapter for DATABASE_URL, applies the
-// connection settings, and hands out the Prisma client the repositories use.
+// connection settings, and hands out the Prisma client and, on the same connections, the
+// hot-path SQL the repositories use (src/db/sql.ts).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
@@ -10,12 +11,14 @@ import type {
   SqlDriverAdapterFactory,
   SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
+import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
+import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
 /**
  * The client the repositories use, whichever the provider. Both generated clients come from the
@@ -25,26 +28,32 @@ import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './provi
  */
 export type PrismaClient = SqlitePrismaClient;
 
+/** How busy PostgreSQL's connection pool is (for metrics): connections open, idle, and requests waiting for one. */
+export interface PoolStats {
+  max: number;
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export interface Database {
   provider: Provider;
+  /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
   prisma: PrismaClient;
   /**
-   * SQLite: the better-sqlite3 handle beneath the driver-adapter connection `prisma` itself runs
-   * on, for prepared statements on hot paths (src/pets/pet-repository.ts says why); the same
-   * connection, so each sees the other's writes at once. Null on PostgreSQL, where the repository
-   * uses `prisma`.
+   * Hot-path SQL (src/db/sql.ts) on the connections `prisma` runs on: on SQLite the better-sqlite3
+   * handle beneath its adapter connection, plus a second connection for transactions; on
+   * PostgreSQL the pg pool its adapter was given. The same connections, so each sees the other's
+   * writes at once.
+   */
+  sql: SqlDatabase;
+  /**
+   * SQLite: the better-sqlite3 handle beneath `prisma`'s adapter connection (the one `sql` runs
+   * on). Null on PostgreSQL.
    */
   sqlite: Sqlite.Database | null;
-  /**
-   * The client for interactive transactions (`$transaction(async (tx) => …)`). On SQLite it has
-   * a connection of its own: Prisma's SQLite adapter serialises transactions but not the other
-   * statements on its one connection, so a plain insert sent while a transaction is open would
-   * run inside it, and vanish if it rolled back. Today a transaction here never waits on I/O
-   * (better-sqlite3 is synchronous), so nothing can slip in by timing; a connection of its own
-   * makes that true by construction. On PostgreSQL it is `prisma` (the pool gives each
-   * transaction its own connection).
-   */
-  transactions: PrismaClient;
+  /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | null;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -108,17 +117,6 @@ export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
 }
 
 /**
- * The better-sqlite3 database an adapter connection wraps (the adapter keeps it as `client`). Checked
- * here, once, so that an adapter that changed its shape stops the service at start-up instead of
- * failing requests; the versions are pinned exactly (package.json) for the same reason.
- */
-function driverHandle(connection: SqlDriverAdapter): Sqlite.Database {
-  const client = (connection as unknown as { client?: unknown }).client;
-  if (!(client instanceof Sqlite)) throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 handle');
-  return client;
-}
-
-/**
  * A factory that hands Prisma a connection we opened, so that we can use it too. We own it:
  * Prisma's $disconnect leaves it open (it may never have connected at all), close() disposes it.
  */
@@ -156,31 +154,55 @@ async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapt
   return connection;
 }
 
+/**
+ * The pg pool for the service: ours, handed to Prisma's adapter (PrismaPg takes a pg.Pool in its
+ * public constructor), so the hot-path SQL runs on the same connections without reaching into the
+ * adapter. An idle connection that breaks (a server restart) is reported on the pool; the pool
+ * drops it, and the next query opens a new one, so nothing more is needed than a listener (an
+ * unhandled 'error' event would end the process).
+ */
+function openPostgresPool(settings: DatabaseSettings): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings));
+  pool.on('error', () => {});
+  return pool;
+}
+
 export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 
-  const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
-
   if (provider === 'postgresql') {
-    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
+    const pool = openPostgresPool(settings);
+    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
-    return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
+    return {
+      provider,
+      prisma,
+      sql: postgresDatabase(pool),
+      sqlite: null,
+      poolStats: () => ({ max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      // On the pool: a readiness probe need not load Prisma's query compiler.
+      ping: async () => void (await pool.query('SELECT 1')),
+      close: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
   }
 
   const connection = await openSqliteConnection(settings.databaseUrl);
   const transactionConnection = await openSqliteConnection(settings.databaseUrl);
   const prisma = new SqlitePrismaClient({ adapter: sharedConnection(connection) });
-  const transactions = new SqlitePrismaClient({ adapter: sharedConnection(transactionConnection) });
+  const sqlite = betterSqlite3HandleOf(connection);
   return {
     provider,
     prisma,
-    sqlite: driverHandle(connection),
-    transactions,
+    sql: sqliteDatabase(sqlite, betterSqlite3HandleOf(transactionConnection)),
+    sqlite,
+    poolStats: () => null,
     // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
     ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
     close: async () => {
-      await transactions.$disconnect();
       await prisma.$disconnect();
       await transactionConnection.dispose();
       await connection.dispose();

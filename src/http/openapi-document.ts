@@ -37,6 +37,15 @@ const DEPRECATION_RESPONSE_HEADERS = {
   },
 };
 
+const NEXT_PAGE_RESPONSE_HEADERS = {
+  Link: {
+    description:
+      'RFC 8288: on a full page, the next page (`rel="next"`): the same `limit` and `status`, with `after` set to ' +
+      'the last `id` of this page, e.g. `</v1/pets?limit=20&after=20>; rel="next"`. Absent on the last page.',
+    schema: { type: 'string', example: '</v1/pets?limit=20&after=20>; rel="next"' },
+  },
+};
+
 export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly RestRoute[]): Promise<OpenAPIObject> {
   const { generateOpenApiDocument } = await import('trpc-to-openapi');
   const document = generateOpenApiDocument(router, {
@@ -78,6 +87,7 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     if (route.meta.deprecation) {
       for (const response of Object.values(responses)) response.headers = DEPRECATION_RESPONSE_HEADERS;
     }
+    if (route.meta.nextPageLink) responses[success]!.headers = NEXT_PAGE_RESPONSE_HEADERS;
     operation.responses = responses;
   }
   return document;
