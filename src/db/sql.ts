@@ -26,21 +26,28 @@ export interface Statement {
   /** Unique per statement text: PostgreSQL's prepared-statement name. */
   readonly name: string;
   readonly text: string;
+  /**
+   * PostgreSQL's own text with `$n` placeholders and the same parameters, where the shared SQL
+   * would be planned badly there (the statement says why).
+   */
+  readonly postgresql?: string;
 }
 
 const names = new Map<string, string>();
 
 /** Declares a statement. Each name belongs to one text for the life of the process. */
-export function statement(name: string, text: string): Statement {
+export function statement(name: string, text: string, options: { postgresql?: string } = {}): Statement {
+  const key = `${text}\n${options.postgresql ?? ''}`;
   const known = names.get(name);
-  if (known !== undefined && known !== text) throw new Error(`Statement name "${name}" is already used for other SQL`);
-  names.set(name, text);
-  return Object.freeze({ name, text });
+  if (known !== undefined && known !== key) throw new Error(`Statement name "${name}" is already used for other SQL`);
+  names.set(name, key);
+  return Object.freeze({ name, text, ...options });
 }
 
-/** The statement's text in a dialect: `?` becomes `$n` on PostgreSQL. */
-export function textFor(dialect: SqlDialect, { text }: Statement): string {
+/** The statement's text in a dialect: `?` becomes `$n` on PostgreSQL, unless it has a text of its own there. */
+export function textFor(dialect: SqlDialect, { text, postgresql }: Statement): string {
   if (dialect === 'sqlite') return text;
+  if (postgresql !== undefined) return postgresql;
   let index = 0;
   return text.replace(/\?/g, () => `$${++index}`);
 }

@@ -27,10 +27,20 @@ const PET_COLUMNS = 'id, name, category_id, status';
  * range of the primary key (`id > ?`), or of the (status, id) index with a status, read in order
  * and stopped at LIMIT: the same cost on page 1 and page 1,000, no OFFSET. Without `after` the
  * range starts at 0, below every id.
+ *
+ * The status list on PostgreSQL says the same as a row comparison, `(status, id) > ($1, $2)`: a
+ * prepared statement there may be planned once for any values (a generic plan), and for
+ * `status = $1 AND id > $2` that plan walks the primary key and filters on status (it cannot know
+ * how rare the status is), reading the whole table for a rare one. The row comparison is a range
+ * of the (status, id) index alone, whatever the values. SQLite does not use a row comparison to
+ * start an index range, so it keeps the plain form (test/rest/list-pagination.test.ts checks
+ * both plans).
  */
 export const PET_STATEMENTS = {
   list: statement('pets_list', `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id ASC LIMIT ?`),
-  listByStatus: statement('pets_list_by_status', `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id ASC LIMIT ?`),
+  listByStatus: statement('pets_list_by_status', `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id ASC LIMIT ?`, {
+    postgresql: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND (status, id) > ($1, $2) ORDER BY status, id LIMIT $3`,
+  }),
   insert: statement('pets_insert', `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`),
   byId: statement('pets_by_id', `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
 };
