@@ -24,14 +24,17 @@ const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/sche
 
 const DEPRECATION_RESPONSE_HEADERS = {
   Deprecation: {
+    required: true,
     description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.',
     schema: { type: 'string', example: '@1795219200' },
   },
   Sunset: {
+    required: true,
     description: 'RFC 8594: when the operation will be removed.',
     schema: { type: 'string', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
   },
   Link: {
+    required: true,
     description: 'Where the replacement is documented (`rel="deprecation"`).',
     schema: { type: 'string' },
   },

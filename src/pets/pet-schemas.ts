@@ -65,8 +65,8 @@ export const ListPetsInput = z
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
     // Keyset pagination: the next page starts after the last id of this one (docs/api.md).
     after: int64Id()
-      .optional()
-      .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.', example: 20 }),
+      .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.', example: 20 })
+      .optional(),
   })
   // `pets.list()` with no argument at all lists with the defaults.
   .prefault({});
