@@ -67,6 +67,9 @@ export interface SqlDatabase extends SqlSession {
   /**
    * Runs `work` in a transaction on a connection of its own, committed when `work` resolves and
    * rolled back when it (or the commit) rejects. Nothing else runs on that connection meanwhile.
+   * `work` runs statements on its session and nothing else (no other I/O, no timers): on SQLite
+   * the transaction holds the database's write lock from BEGIN to COMMIT, and a statement on the
+   * shared connection would wait for it, synchronously, until the busy timeout.
    */
   transaction<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /** Whether an error is a unique-index violation (a row with the same key exists). */
