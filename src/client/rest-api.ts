@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List animals
-         * @description Returns animals in ascending `id` order (creation order), at most `limit` of them.
+         * @description Returns animals in ascending `id` order (creation order), at most `limit` of them. To walk the whole inventory, ask for the next page with `after` set to the last `id` of this one: a full page carries a `Link` header (`rel="next"`) to it; a shorter page is the last.
          */
         get: operations["listPets"];
         put?: never;
@@ -105,6 +105,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 status?: components["schemas"]["PetStatus"];
+                after?: number;
             };
             header?: never;
             path?: never;
@@ -115,13 +116,15 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    /** @description RFC 8288: on a full page, the next page (`rel="next"`): the same `limit` and `status`, with `after` set to the last `id` of this page, e.g. `</v1/pets?limit=20&after=20>; rel="next"`. Absent on the last page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Invalid `limit` or `status`. */
+            /** @description Invalid `limit`, `status` or `after`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -297,11 +300,11 @@ export interface operations {
             200: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -312,11 +315,11 @@ export interface operations {
             400: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -327,11 +330,11 @@ export interface operations {
             401: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -342,11 +345,11 @@ export interface operations {
             404: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -357,11 +360,11 @@ export interface operations {
             429: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -372,11 +375,11 @@ export interface operations {
             500: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -387,11 +390,11 @@ export interface operations {
             503: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
