@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import Sqlite from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type {
   SqlDriverAdapter,

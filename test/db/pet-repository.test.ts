@@ -98,6 +98,20 @@ describe.each(['sqlite', 'postgresql'] as const)('on %s', (provider) => {
     expect(await db.prisma.pet.count()).toBe(20);
   });
 
+  it('reports its connection pool on PostgreSQL (for metrics), nothing on SQLite', async () => {
+    const db = await open(provider);
+    await createPetRepository(db.sql).list({ limit: 1 });
+    if (provider === 'sqlite') {
+      expect(db.poolStats()).toBeNull();
+      return;
+    }
+    const stats = db.poolStats()!;
+    expect(stats.max).toBe(10);
+    expect(stats.total).toBeGreaterThanOrEqual(1);
+    expect(stats.idle).toBeLessThanOrEqual(stats.total);
+    expect(stats.waiting).toBe(0);
+  });
+
   it('a unique-index violation is recognised as one, and a failed statement rejects', async () => {
     const db = await open(provider);
     const insertKey = statement('test_insert_key', 'INSERT INTO api_keys (name, hash) VALUES (?, ?)');
