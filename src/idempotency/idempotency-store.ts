@@ -18,7 +18,10 @@ export interface IdempotentCall<T> {
   key: string;
   /** The validated request; its fingerprint decides "same request". */
   request: unknown;
-  /** Does the work, inside the transaction that also records its outcome. */
+  /**
+   * Does the work, inside the transaction that also records its outcome: statements on `session`
+   * only, no other I/O (SqlDatabase.transaction says why).
+   */
   perform: (session: SqlSession) => Promise<T>;
 }
 
