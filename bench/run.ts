@@ -398,8 +398,14 @@ async function main(): Promise<void> {
   console.log(`machine: ${machine()}`);
   console.log(`load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`);
 
+  // Each database's table as soon as it is measured, so that one database's failure keeps the other's figures.
   const comparisons: Comparison[] = [];
-  for (const kind of DATABASES) comparisons.push(await compare(kind));
+  const ratiosOf = new Map<Comparison, Map<string, number>>();
+  for (const kind of DATABASES) {
+    const comparison = await compare(kind);
+    comparisons.push(comparison);
+    ratiosOf.set(comparison, printComparison(comparison));
+  }
 
   // 4 and 5: rows and start-up, on SQLite (skipped by BENCH_QUICK).
   const withSqlite = DATABASES.includes('sqlite') && !QUICK;
@@ -409,7 +415,7 @@ async function main(): Promise<void> {
   // The tables.
   const targets: Array<[string, boolean]> = [];
   for (const comparison of comparisons) {
-    const ratios = printComparison(comparison);
+    const ratios = ratiosOf.get(comparison)!;
     const { kind } = comparison;
     for (const label of HALF_BASELINE) targets.push([`${kind}: ${label} ≥ 0.5 × baseline: ${fixed(ratios.get(label)!, 2)}`, ratios.get(label)! >= 0.5]);
     const restList = ratios.get('REST list limit=20')!;
