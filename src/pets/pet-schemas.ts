@@ -65,7 +65,8 @@ export const ListPetsInput = z
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
     // Keyset pagination: the next page starts after the last id of this one (docs/api.md).
     after: int64Id()
-      .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.', example: 20 })
+      // No example: Swagger UI's "Try it out" would send it, and list from there instead of the start.
+      .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.' })
       .optional(),
   })
   // `pets.list()` with no argument at all lists with the defaults.
