@@ -13,6 +13,8 @@ export interface Request {
 }
 
 export interface LoadResult {
+  /** Requests completed during the run. */
+  requests: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -85,6 +87,7 @@ export async function load(generator: Generator, root: string, workDir: string, 
     if (!line) throw new Error(`wrk printed no figures: ${out}`);
     const figures = JSON.parse(line.slice('BENCH '.length)) as { requests: number; duration_us: number; errors: number; p50_us: number; p99_us: number };
     return {
+      requests: figures.requests,
       requestsPerSecond: figures.requests / (figures.duration_us / 1e6),
       p50Ms: figures.p50_us / 1000,
       p99Ms: figures.p99_us / 1000,
@@ -104,6 +107,7 @@ export async function load(generator: Generator, root: string, workDir: string, 
     non2xx: number;
   };
   return {
+    requests: figures.requests.total,
     requestsPerSecond: figures.requests.total / figures.duration,
     p50Ms: figures.latency.p50,
     p99Ms: figures.latency.p99,

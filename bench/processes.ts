@@ -1,7 +1,7 @@
 // Starting, watching and stopping the servers under test. Every child is started in its own
 // process group, so stopping it stops exactly what this benchmark started (npm → sh → tsx → node)
 // and nothing else on the machine.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -127,6 +127,28 @@ export function processTree(pid: number): number[] {
 export function servingPid(started: Started): number {
   const tree = processTree(started.child.pid!);
   return tree[tree.length - 1]!;
+}
+
+/** Clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) the process has used so far, in seconds (0 once it is gone). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields from after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of the whole line (utime, stime) are 12 and 13 after the name and state.
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
 }
 
 function statusField(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {

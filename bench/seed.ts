@@ -1,11 +1,13 @@
-// Seeds a migrated pets table straight through better-sqlite3, in one transaction: a million rows
-// take seconds this way, where a million API calls would take many minutes. The service and the
-// baseline get exactly the same rows, so their list answers are byte-for-byte comparable.
+// Seeds a migrated pets table straight through the driver, in one statement or transaction: a
+// million rows take seconds this way, where a million API calls would take many minutes. The
+// service and the baseline get exactly the same rows, so their list answers are byte-for-byte
+// comparable.
 import Database from 'better-sqlite3';
+import pg from 'pg';
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
 
-/** Appends `count` pets: `pet-<i>`, categories 1…7 and statuses in rotation. Returns the time taken (ms). */
+/** Appends `count` pets to a SQLite file: `pet-<i>`, categories 1…7 and statuses in rotation. Returns the time taken (ms). */
 export function seedPets(file: string, count: number): number {
   const started = performance.now();
   const db = new Database(file);
@@ -17,6 +19,24 @@ export function seedPets(file: string, count: number): number {
     })();
   } finally {
     db.close();
+  }
+  return performance.now() - started;
+}
+
+/** The same rows in a PostgreSQL database (by URL), in the same order. Returns the time taken (ms). */
+export async function seedPostgresPets(url: string, count: number): Promise<number> {
+  const started = performance.now();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'pet-' || i, (i % 7) + 1, ($2::text[])[i % 3 + 1]::"PetStatus" FROM generate_series(0, $1::int - 1) AS i ORDER BY i`,
+      [count, STATUSES],
+    );
+    await client.query('ANALYZE pets');
+  } finally {
+    await client.end();
   }
   return performance.now() - started;
 }

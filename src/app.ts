@@ -3,7 +3,7 @@
 //
 // A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → Prisma.
+// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -95,8 +95,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  const pets = createPetRepository(database);
-  const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
+  const pets = createPetRepository(database.sql);
+  const idempotency = createIdempotencyStore(database.sql, config.idempotencyTtlMs);
   const limits = await createRequestLimits(config, logger);
   app.addHook('onClose', () => limits.close());
   await limits.ready();
@@ -109,6 +109,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     keyRateLimiter: limits.perKey,
     storage,
     setHeaders: (headers) => void reply.headers(headers),
+    // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
+    setNextPage: () => {},
     pets,
     idempotency,
   });

@@ -22,6 +22,11 @@ export interface Context {
   storage: StorageHealth;
   /** Adds headers to the response, whichever surface it goes out on. */
   setHeaders(headers: Record<string, string>): void;
+  /**
+   * Says that a list has a next page, reached with these input values: REST answers with a
+   * `Link: <…>; rel="next"` header to it; tRPC clients page with the input themselves (docs/api.md).
+   */
+  setNextPage(input: Record<string, string | number | undefined>): void;
   pets: PetRepository;
   idempotency: IdempotencyStore;
 }

@@ -16,8 +16,11 @@ export const int64Id = () =>
     .max(Number.MAX_SAFE_INTEGER, { error: messages })
     .meta({ format: 'int64' });
 
-/** A 64-bit value read from the database, as the JSON number the API returns. */
-export function int64FromDatabase(value: bigint | number): number {
+/**
+ * A 64-bit value read from the database (a bigint or number from SQLite, decimal text from
+ * PostgreSQL's driver), as the JSON number the API returns.
+ */
+export function int64FromDatabase(value: bigint | number | string): number {
   const number = Number(value);
   if (!Number.isSafeInteger(number)) throw new RangeError(`int64 value ${value} is outside the API's range`);
   return number;

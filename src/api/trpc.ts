@@ -6,12 +6,14 @@ import type { Deprecation } from '../http/deprecation.js';
 import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
 import type { Context } from './context.js';
 
-/** Procedure metadata: trpc-to-openapi's `openapi` block plus the two conventions it lacks. */
+/** Procedure metadata: trpc-to-openapi's `openapi` block plus the conventions it lacks. */
 export type ApiMeta = OpenApiMeta<{
   /** The REST status of a success, when it is not 200 (e.g. 201 for a create). */
   successStatus?: 201;
   /** Marks the operation deprecated; see src/http/deprecation.ts for what that does. */
   deprecation?: Deprecation;
+  /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (Context.setNextPage). */
+  nextPageLink?: true;
 }>;
 
 const t = initTRPC

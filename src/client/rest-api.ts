@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List animals
-         * @description Returns animals in ascending `id` order (creation order), at most `limit` of them.
+         * @description Returns animals in ascending `id` order (creation order), at most `limit` of them. To walk the whole inventory, ask for the next page with `after` set to the last `id` of this one: a full page carries a `Link` header (`rel="next"`) to it; a shorter page is the last.
          */
         get: operations["listPets"];
         put?: never;
@@ -105,6 +105,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 status?: components["schemas"]["PetStatus"];
+                after?: number;
             };
             header?: never;
             path?: never;
@@ -115,13 +116,15 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    /** @description RFC 8288: on a full page, the next page (`rel="next"`): the same `limit` and `status`, with `after` set to the last `id` of this page, e.g. `</v1/pets?limit=20&after=20>; rel="next"`. Absent on the last page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Invalid `limit` or `status`. */
+            /** @description Invalid `limit`, `status` or `after`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -301,11 +304,11 @@ export interface operations {
             200: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -316,11 +319,11 @@ export interface operations {
             400: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -331,11 +334,11 @@ export interface operations {
             401: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -346,11 +349,11 @@ export interface operations {
             404: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -361,11 +364,11 @@ export interface operations {
             429: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -376,11 +379,11 @@ export interface operations {
             500: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -393,11 +396,11 @@ export interface operations {
                     /** @description RFC 9110: seconds to wait before retrying. */
                     "Retry-After"?: number;
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -9,6 +9,7 @@
 import { PrismaClientKnownRequestError, PrismaClientUnknownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 
 export type DatabaseFault = 'unavailable' | 'storage';
 
@@ -82,6 +83,8 @@ function adapterCauseFault(cause: AdapterErrorCause | undefined): DatabaseFault 
 
 /** What kind of "cannot serve now" `error` is, or null when it is not one (a bug, a bad query). */
 export function databaseFault(error: unknown): DatabaseFault | null {
+  // pg itself, for the statements run on the pool (src/db/sql.ts): a server error with its SQLSTATE.
+  if (error instanceof pg.DatabaseError) return sqlStateFault(error.code ?? '');
   // better-sqlite3 itself, for the statements prepared on its handle.
   if (error instanceof Sqlite.SqliteError) return sqliteCodeFault(error.code);
   if (error instanceof Error && isDriverAdapterError(error)) return adapterCauseFault(error.cause as AdapterErrorCause);
@@ -96,7 +99,7 @@ export function databaseFault(error: unknown): DatabaseFault | null {
   if (error instanceof Error && PG_CONNECTION_FAILURES.has(error.message)) return 'unavailable';
   // Node's own socket errors from pg while (re)connecting.
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return 'unavailable';
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return 'unavailable';
   return null;
 }
 

@@ -1,9 +1,10 @@
 // The one place that opens the database: picks the driver adapter for DATABASE_URL, applies the
-// connection settings, and hands out the Prisma client the repositories use.
+// connection settings, and hands out the Prisma client and, on the same connections, the
+// hot-path SQL the repositories use (src/db/sql.ts).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import Sqlite from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type {
   SqlDriverAdapter,
@@ -16,7 +17,9 @@ import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/cli
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
-import { busyRetryingStatements, busyRetryingTransactions, immediateTransactions, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
+import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
+import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
+import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
 /**
  * The client the repositories use, whichever the provider. Both generated clients come from the
@@ -26,26 +29,32 @@ import { busyRetryingStatements, busyRetryingTransactions, immediateTransactions
  */
 export type PrismaClient = SqlitePrismaClient;
 
+/** How busy PostgreSQL's connection pool is (for metrics): connections open, idle, and requests waiting for one. */
+export interface PoolStats {
+  max: number;
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export interface Database {
   provider: Provider;
+  /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
   prisma: PrismaClient;
   /**
-   * SQLite: the better-sqlite3 handle beneath the driver-adapter connection `prisma` itself runs
-   * on, for prepared statements on hot paths (src/pets/pet-repository.ts says why); the same
-   * connection, so each sees the other's writes at once. Null on PostgreSQL, where the repository
-   * uses `prisma`.
+   * Hot-path SQL (src/db/sql.ts) on the connections `prisma` runs on: on SQLite the better-sqlite3
+   * handle beneath its adapter connection, plus a second connection for transactions; on
+   * PostgreSQL the pg pool its adapter was given. The same connections, so each sees the other's
+   * writes at once.
+   */
+  sql: SqlDatabase;
+  /**
+   * SQLite: the better-sqlite3 handle beneath `prisma`'s adapter connection (the one `sql` runs
+   * on). Null on PostgreSQL.
    */
   sqlite: Sqlite.Database | null;
-  /**
-   * The client for interactive transactions (`$transaction(async (tx) => …)`). On SQLite it has
-   * a connection of its own: Prisma's SQLite adapter serialises transactions but not the other
-   * statements on its one connection, so a plain insert sent while a transaction is open would
-   * run inside it, and vanish if it rolled back. Today a transaction here never waits on I/O
-   * (better-sqlite3 is synchronous), so nothing can slip in by timing; a connection of its own
-   * makes that true by construction. On PostgreSQL it is `prisma` (the pool gives each
-   * transaction its own connection).
-   */
-  transactions: PrismaClient;
+  /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | null;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -90,22 +99,6 @@ function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
   };
 }
 
-/** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
-function ignoreConnectionError(): void {}
-
-/**
- * The pool, with an 'error' listener on every connection for as long as it lives. A server that
- * ends connections (a restart, pg_terminate_backend) makes each report an 'error' event, and one
- * that arrives while no one listens (pg-pool and the adapter listen only at some moments of a
- * connection's life) would end the process: seen under pg_terminate_backend in
- * test/reliability/database-faults.test.ts.
- */
-function postgresPool(settings: DatabaseSettings): pg.Pool {
-  const pool = new pg.Pool(postgresPoolConfig(settings));
-  pool.on('connect', (client) => client.on('error', ignoreConnectionError));
-  return pool;
-}
-
 function requireProvider(databaseUrl: string): Provider {
   const provider = providerOf(databaseUrl);
   if (!provider) throw new Error(`Unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
@@ -125,17 +118,6 @@ function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFa
  */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
   return applyMigrations(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
-}
-
-/**
- * The better-sqlite3 database an adapter connection wraps (the adapter keeps it as `client`). Checked
- * here, once, so that an adapter that changed its shape stops the service at start-up instead of
- * failing requests; the versions are pinned exactly (package.json) for the same reason.
- */
-function driverHandle(connection: SqlDriverAdapter): Sqlite.Database {
-  const client = (connection as unknown as { client?: unknown }).client;
-  if (!(client instanceof Sqlite)) throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 handle');
-  return client;
 }
 
 /**
@@ -177,36 +159,62 @@ async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapt
   return connection;
 }
 
+/** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
+function ignoreConnectionError(): void {}
+
+/**
+ * The pg pool for the service: ours, handed to Prisma's adapter (PrismaPg takes a pg.Pool in its
+ * public constructor), so the hot-path SQL runs on the same connections without reaching into the
+ * adapter. A server that ends connections (a restart, pg_terminate_backend) makes each report an
+ * 'error' event, on the pool for idle ones and on the connection itself otherwise; one that
+ * arrives while no one listens would end the process (seen under pg_terminate_backend in
+ * test/reliability/database-faults.test.ts), so both have a listener. pg drops a broken
+ * connection and the next query opens a new one.
+ */
+function openPostgresPool(settings: DatabaseSettings): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings));
+  pool.on('error', ignoreConnectionError);
+  pool.on('connect', (client) => client.on('error', ignoreConnectionError));
+  return pool;
+}
+
 export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 
-  const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
-
   if (provider === 'postgresql') {
-    const postgres = new PostgresPrismaClient({
-      adapter: new PrismaPg(postgresPool(settings), { disposeExternalPool: true, onPoolError: ignoreConnectionError }),
-    });
+    const pool = openPostgresPool(settings);
+    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { onPoolError: ignoreConnectionError }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
-    return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
+    return {
+      provider,
+      prisma,
+      sql: postgresDatabase(pool),
+      sqlite: null,
+      poolStats: () => ({ max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      // On the pool: a readiness probe need not load Prisma's query compiler.
+      ping: async () => void (await pool.query('SELECT 1')),
+      close: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
   }
 
   const connection = await openSqliteConnection(settings.databaseUrl);
   const transactionConnection = await openSqliteConnection(settings.databaseUrl);
   // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
   const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
-  const transactions = busyRetryingTransactions(
-    new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(immediateTransactions(transactionConnection))) }),
-  );
+  const sqlite = betterSqlite3HandleOf(connection);
   return {
     provider,
     prisma,
-    sqlite: driverHandle(connection),
-    transactions,
+    sql: sqliteDatabase(sqlite, betterSqlite3HandleOf(transactionConnection)),
+    sqlite,
+    poolStats: () => null,
     // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
     ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
     close: async () => {
-      await transactions.$disconnect();
       await prisma.$disconnect();
       await transactionConnection.dispose();
       await connection.dispose();

@@ -6,14 +6,13 @@
 // pause, with growing pauses, until SQLITE_LOCK_WAIT_MS have passed; then its error stands
 // (503 with Retry-After, src/db/database-errors.ts).
 //
-// Transactions take the write lock when they begin (BEGIN IMMEDIATE, see immediateTransactions)
-// and are retried whole when they cannot: in WAL mode a transaction begun DEFERRED that has read
-// and then wants to write is refused at once (SQLITE_BUSY, or SQLITE_BUSY_SNAPSHOT when another
-// connection wrote since its read) without SQLite's busy handler ever running, so under steady
-// writes from another process it could be refused every time. Its work was rolled back, so
-// running it again is safe.
+// Transactions (src/db/sql.ts) take the write lock when they begin (BEGIN IMMEDIATE), and only
+// that BEGIN waits here: a transaction begun DEFERRED that has read and then wants to write is
+// refused at once in WAL mode, without SQLite's busy handler ever running, so under steady writes
+// from another process it could be refused every time; one that holds the lock never waits.
 //
-// The one module that knows this; src/db/database.ts applies it to the service's connections.
+// The one module that knows this; src/db/sql.ts applies it to the hot-path statements and
+// src/db/database.ts to Prisma's adapter connection.
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError, type SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
@@ -52,8 +51,7 @@ export async function retryWhileBusy<T>(operation: () => T | Promise<T>, waitMs 
 
 /**
  * The adapter connection with its statements (each one a transaction of its own, autocommitted)
- * retried while the lock is taken. Transactions started on it are left alone: see above, and
- * retryingTransactions below.
+ * retried while the lock is taken (Prisma's own queries: keys, seeding, tools).
  */
 export function busyRetryingStatements(connection: SqlDriverAdapter): SqlDriverAdapter {
   return new Proxy(connection, {
@@ -62,62 +60,6 @@ export function busyRetryingStatements(connection: SqlDriverAdapter): SqlDriverA
       if (property === 'executeRaw') return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
       const value: unknown = Reflect.get(target, property, target);
       // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
-/**
- * Makes the transactions of a Prisma SQLite adapter connection begin IMMEDIATE (taking the write
- * lock at once) instead of DEFERRED. The adapter (@prisma/adapter-better-sqlite3, pinned exactly)
- * offers no option for it: it runs `this.client.prepare("BEGIN").run()` on its better-sqlite3
- * handle, so that handle is replaced by one that begins IMMEDIATE there (beginImmediate). The only place that
- * reaches into the adapter this way; it throws at start-up if the adapter's shape has changed, and
- * test/reliability/database-faults.test.ts checks that a transaction holds the write lock from
- * its start.
- */
-export function immediateTransactions(connection: SqlDriverAdapter): SqlDriverAdapter {
-  const adapter = connection as unknown as { client?: unknown };
-  const handle = adapter.client;
-  if (!(handle instanceof Sqlite)) throw new Error('@prisma/adapter-better-sqlite3 no longer keeps its better-sqlite3 handle as `client`');
-  adapter.client = new Proxy(handle, {
-    get(target, property) {
-      if (property === 'prepare') return (sql: string) => (sql === 'BEGIN' ? beginImmediate(target) : target.prepare(sql));
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return connection;
-}
-
-/**
- * "BEGIN IMMEDIATE", or plain "BEGIN" when another connection holds the lock past the busy
- * timeout. The adapter must never see BEGIN fail: it would keep its transaction mutex locked for
- * good (it releases it only on commit or rollback), and every later transaction would time out.
- * Begun DEFERRED, the transaction fails at its first write instead, is rolled back (which releases
- * the mutex), and is retried whole (busyRetryingTransactions), beginning IMMEDIATE again.
- */
-function beginImmediate(db: Sqlite.Database): { run(): Sqlite.RunResult } {
-  return {
-    run() {
-      try {
-        return db.prepare('BEGIN IMMEDIATE').run();
-      } catch (error) {
-        if (!isSqliteBusy(error)) throw error;
-        return db.prepare('BEGIN').run();
-      }
-    },
-  };
-}
-
-/** A Prisma client whose interactive transactions (`$transaction(async (tx) => …)`) are retried whole while the lock is taken. */
-export function busyRetryingTransactions<Client extends { $transaction: (...args: never[]) => Promise<unknown> }>(client: Client): Client {
-  return new Proxy(client, {
-    get(target, property) {
-      if (property === '$transaction') {
-        return (...args: Parameters<Client['$transaction']>) => retryWhileBusy(() => target.$transaction(...args));
-      }
-      const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });

@@ -24,14 +24,17 @@ const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/sche
 
 const DEPRECATION_RESPONSE_HEADERS = {
   Deprecation: {
+    required: true,
     description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.',
     schema: { type: 'string', example: '@1795219200' },
   },
   Sunset: {
+    required: true,
     description: 'RFC 8594: when the operation will be removed.',
     schema: { type: 'string', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
   },
   Link: {
+    required: true,
     description: 'Where the replacement is documented (`rel="deprecation"`).',
     schema: { type: 'string' },
   },
@@ -40,6 +43,15 @@ const DEPRECATION_RESPONSE_HEADERS = {
 const RETRY_AFTER_HEADER = {
   description: 'RFC 9110: seconds to wait before retrying.',
   schema: { type: 'integer', minimum: 1, example: 2 },
+};
+
+const NEXT_PAGE_RESPONSE_HEADERS = {
+  Link: {
+    description:
+      'RFC 8288: on a full page, the next page (`rel="next"`): the same `limit` and `status`, with `after` set to ' +
+      'the last `id` of this page, e.g. `</v1/pets?limit=20&after=20>; rel="next"`. Absent on the last page.',
+    schema: { type: 'string', example: '</v1/pets?limit=20&after=20>; rel="next"' },
+  },
 };
 
 export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly RestRoute[]): Promise<OpenAPIObject> {
@@ -86,6 +98,7 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     if (route.meta.deprecation) {
       for (const response of Object.values(responses)) response.headers = { ...response.headers, ...DEPRECATION_RESPONSE_HEADERS };
     }
+    if (route.meta.nextPageLink) responses[success]!.headers = { ...responses[success]!.headers, ...NEXT_PAGE_RESPONSE_HEADERS };
     operation.responses = responses;
   }
   return document;

@@ -81,6 +81,16 @@ function inputProblem(route: RestRoute, request: FastifyRequest): string | null 
   return strictParamProblem(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
 }
 
+/**
+ * The RFC 8288 `Link` header to a list's next page: the route's own path (a list has no path
+ * parameters) with the procedure's input values as the query.
+ */
+function nextPageLink(route: RestRoute, input: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(input)) if (value !== undefined) query.set(name, String(value));
+  return `<${REST_BASE_PATH}${route.path}?${query}>; rel="next"`;
+}
+
 /** A procedure's error in the envelope: validation issues as one sentence, internals never. */
 function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
   if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
@@ -156,13 +166,15 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
           problem !== null || BODY_METHODS.has(route.method)
             ? request.body
             : restInput(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
+        const ctx = createContext(request, reply);
+        ctx.setNextPage = (next) => void reply.header('link', nextPageLink(route, next));
         let data: unknown;
         try {
           data = await callTRPCProcedure({
             router,
             path: route.procedure,
             type: route.method === 'GET' ? 'query' : 'mutation',
-            ctx: createContext(request, reply),
+            ctx,
             getRawInput: async () => {
               if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
               return input;

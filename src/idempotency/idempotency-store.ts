@@ -2,11 +2,13 @@
 // a key runs and its response is recorded in the same transaction as its effect; a repeat with the
 // same key and the same request replays that response and changes nothing; a repeat with another
 // request is refused. Records live in the database, so this holds across instances, and expire.
+//
+// The transaction is the hot-path SQL's (src/db/sql.ts), not Prisma's: the work inside it (a
+// create) runs the repository's own statements on the transaction's session, so there is one
+// implementation of each operation, inside a transaction or not.
 import { createHash } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import type { PrismaClient } from '../db/database.js';
-
-export type TransactionClient = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+import { statement, type SqlDatabase, type SqlSession } from '../db/sql.js';
 
 export interface IdempotentCall<T> {
   /** Whose key space the key lives in: the API key's id. */
@@ -16,8 +18,11 @@ export interface IdempotentCall<T> {
   key: string;
   /** The validated request; its fingerprint decides "same request". */
   request: unknown;
-  /** Does the work, inside the transaction that also records its outcome. */
-  perform: (tx: TransactionClient) => Promise<T>;
+  /**
+   * Does the work, inside the transaction that also records its outcome: statements on `session`
+   * only, no other I/O (SqlDatabase.transaction says why).
+   */
+  perform: (session: SqlSession) => Promise<T>;
 }
 
 export interface IdempotencyStore {
@@ -50,50 +55,59 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === 'P2002';
-}
+/** The columns prisma/models.prisma maps for IdempotencyRecord; `key` quoted, being a keyword in SQL. */
+const RECORDS = {
+  /** The record of a key: fingerprint, response, and whether it is still live at the given time. */
+  find: statement(
+    'idempotency_find',
+    'SELECT fingerprint, response, expires_at > ? FROM idempotency_records WHERE scope = ? AND operation = ? AND "key" = ?',
+  ),
+  delete: statement('idempotency_delete', 'DELETE FROM idempotency_records WHERE scope = ? AND operation = ? AND "key" = ?'),
+  insert: statement(
+    'idempotency_insert',
+    'INSERT INTO idempotency_records (scope, operation, "key", fingerprint, response, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ),
+  sweep: statement('idempotency_sweep', 'DELETE FROM idempotency_records WHERE expires_at <= ?'),
+};
 
-export function createIdempotencyStore(prisma: PrismaClient, ttlMs: number, now: () => Date = () => new Date()): IdempotencyStore {
+export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () => Date = () => new Date()): IdempotencyStore {
   let lastSweep = 0;
 
   async function sweep(at: Date): Promise<void> {
     if (at.getTime() - lastSweep < SWEEP_INTERVAL_MS) return;
     lastSweep = at.getTime();
-    await prisma.idempotencyRecord.deleteMany({ where: { expiresAt: { lte: at } } });
+    await sql.query(RECORDS.sweep, [at]);
   }
 
   return {
     async run({ scope, operation, key, request, perform }) {
       const fingerprint = createHash('sha256').update(canonicalJson(request)).digest('hex');
-      const where = { scope_operation_key: { scope, operation, key } };
+      const id = [scope, operation, key];
       // Two concurrent first requests: both run, the second's record hits the unique index, its
       // transaction (and so its effect) is rolled back, and the retry replays the first.
       for (let attempt = 1; ; attempt++) {
         const at = now();
         try {
-          const outcome = await prisma.$transaction(async (tx) => {
-            const existing = await tx.idempotencyRecord.findUnique({ where });
-            if (existing && existing.expiresAt > at) {
-              if (existing.fingerprint !== fingerprint) {
+          const outcome = await sql.transaction(async (tx) => {
+            const [existing] = await tx.query(RECORDS.find, [at, ...id]);
+            if (existing && Boolean(existing[2])) {
+              if (existing[0] !== fingerprint) {
                 throw new TRPCError({
                   code: 'UNPROCESSABLE_CONTENT',
                   message: 'Idempotency-Key: was already used with a different request; use a new key for a new request',
                 });
               }
-              return { result: JSON.parse(existing.response), replayed: true };
+              return { result: JSON.parse(existing[1] as string), replayed: true };
             }
-            if (existing) await tx.idempotencyRecord.delete({ where });
+            if (existing) await tx.query(RECORDS.delete, id);
             const result = await perform(tx);
-            await tx.idempotencyRecord.create({
-              data: { scope, operation, key, fingerprint, response: JSON.stringify(result), expiresAt: new Date(at.getTime() + ttlMs) },
-            });
+            await tx.query(RECORDS.insert, [...id, fingerprint, JSON.stringify(result), at, new Date(at.getTime() + ttlMs)]);
             return { result, replayed: false };
           });
           await sweep(at);
           return outcome;
         } catch (error) {
-          if (attempt < 3 && isUniqueViolation(error)) continue;
+          if (attempt < 3 && sql.isUniqueViolation(error)) continue;
           throw error;
         }
       }

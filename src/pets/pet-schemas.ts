@@ -66,6 +66,11 @@ export const ListPetsInput = z
       .default(LIST_LIMIT.default)
       .meta({ description: 'Maximum number of animals to return.' }),
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
+    // Keyset pagination: the next page starts after the last id of this one (docs/api.md).
+    after: int64Id()
+      // No example: Swagger UI's "Try it out" would send it, and list from there instead of the start.
+      .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.' })
+      .optional(),
   })
   // `pets.list()` with no argument at all lists with the defaults.
   .prefault({});

@@ -3,7 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { protectedProcedure, router } from '../api/trpc.js';
-import { petRepositoryIn } from './pet-repository.js';
+import { createPetRepository } from './pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
 
 const TAGS = ['Pets'];
@@ -20,15 +20,19 @@ const IdempotencyKeyHeader = z.object({
 export const petsRouter = router({
   list: protectedProcedure
     .meta({
+      nextPageLink: true,
       openapi: {
         method: 'GET',
         path: '/pets',
         operationId: 'listPets',
         tags: TAGS,
         summary: 'List animals',
-        description: 'Returns animals in ascending `id` order (creation order), at most `limit` of them.',
+        description:
+          'Returns animals in ascending `id` order (creation order), at most `limit` of them. To walk the whole ' +
+          'inventory, ask for the next page with `after` set to the last `id` of this one: a full page carries a ' +
+          '`Link` header (`rel="next"`) to it; a shorter page is the last.',
         errorResponses: {
-          400: 'Invalid `limit` or `status`.',
+          400: 'Invalid `limit`, `status` or `after`.',
           401: 'Missing or invalid API key.',
           429: 'Rate limit reached; see Retry-After.',
         },
@@ -36,7 +40,12 @@ export const petsRouter = router({
     })
     .input(ListPetsInput)
     .output(Pets)
-    .query(({ ctx, input }) => ctx.pets.list(input)),
+    .query(async ({ ctx, input }) => {
+      const pets = await ctx.pets.list(input);
+      // A full page may have more after it; a shorter one is the last.
+      if (pets.length === input.limit) ctx.setNextPage({ limit: input.limit, status: input.status, after: pets[pets.length - 1]!.id });
+      return pets;
+    }),
 
   create: protectedProcedure
     .meta({
@@ -74,7 +83,7 @@ export const petsRouter = router({
         operation: 'createPet',
         key,
         request: input,
-        perform: (tx) => petRepositoryIn(tx).create(input),
+        perform: (transaction) => createPetRepository(transaction).create(input),
       });
       if (replayed) ctx.setHeaders({ 'idempotent-replayed': 'true' });
       return result;

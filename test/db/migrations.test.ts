@@ -107,7 +107,7 @@ describe('applying the migrations', () => {
       await migrateDatabase(testDatabase.url);
       const database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
       try {
-        const pets = createPetRepository(database);
+        const pets = createPetRepository(database.sql);
         await pets.create({ name: 'Rex', categoryId: Number.MAX_SAFE_INTEGER });
         await pets.create({ name: 'Tom', categoryId: 2, status: 'sold' });
         answers.push({

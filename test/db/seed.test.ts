@@ -34,7 +34,7 @@ describe('npm run db:seed', { timeout: 60_000 }, () => {
 
     const database = await openDatabase(parseConfig({ DATABASE_URL: databaseUrl }));
     try {
-      const pets = await createPetRepository(database).list({ limit: 100 });
+      const pets = await createPetRepository(database.sql).list({ limit: 100 });
       expect(pets.map(({ name, categoryId, status }) => ({ name, categoryId, status }))).toEqual(SAMPLE_PETS);
       expect(new Set(pets.map((pet) => pet.status))).toEqual(new Set(['available', 'pending', 'sold']));
     } finally {

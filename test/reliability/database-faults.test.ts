@@ -178,10 +178,10 @@ describe('SQLite shared by several processes', () => {
     expect(results.flat().filter((status) => status !== 201)).toEqual([]);
   });
 
-  it("an interactive transaction (an idempotent create's) holds the write lock from its start", async () => {
+  it("a transaction (an idempotent create's) holds the write lock from its start", async () => {
     const server = await startTestServer({ provider: 'sqlite' });
     try {
-      await server.database.transactions.$transaction(async () => {
+      await server.database.sql.transaction(async () => {
         // Before any statement: begun IMMEDIATE, it has the lock, so it can never be refused
         // half-way for another process's write (which a DEFERRED one, upgrading, would be).
         const other = new Sqlite(sqliteFilePath(server.databaseUrl), { timeout: 0 });

@@ -2,6 +2,8 @@
 // provider explains a query its own way; this reads either into one answer, so the list suite
 // asserts the same rule on both.
 import type { Database } from '../../src/db/database.js';
+import { statement, textFor } from '../../src/db/sql.js';
+import { PET_STATEMENTS } from '../../src/pets/pet-repository.js';
 
 export interface QueryPlan {
   /** Names of the indexes the plan reads. */
@@ -22,31 +24,41 @@ function flatten(node: PostgresPlanNode): PostgresPlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(flatten)];
 }
 
-/** The plan of the list query (`ORDER BY id LIMIT n`, with `WHERE status = …` when given). */
-export async function listQueryPlan(database: Database, { status, limit }: { status?: string; limit: number }): Promise<QueryPlan> {
+/**
+ * The plan of the repository's own list statement (src/pets/pet-repository.ts: `WHERE id > ?`,
+ * with `status = ?` when given, `ORDER BY id LIMIT ?`), with these values. On PostgreSQL the
+ * service runs it as a prepared statement, which may be planned once for any values (a generic
+ * plan): `generic` asks for that plan instead of the one for these values.
+ */
+export async function listQueryPlan(
+  database: Database,
+  { status, limit, after = 0, generic = false }: { status?: string; limit: number; after?: number; generic?: boolean },
+): Promise<QueryPlan> {
+  const listStatement = status ? PET_STATEMENTS.listByStatus : PET_STATEMENTS.list;
+  const values = status ? [status, after, limit] : [after, limit];
   if (database.provider === 'sqlite') {
-    const where = status ? 'WHERE status = ?' : '';
-    const rows = (await database.prisma.$queryRawUnsafe(
-      `EXPLAIN QUERY PLAN SELECT id, name, category_id, status FROM pets ${where} ORDER BY id ASC LIMIT ?`,
-      ...(status ? [status] : []),
-      limit,
-    )) as Array<{ detail: string }>;
+    const rows = (await database.prisma.$queryRawUnsafe(`EXPLAIN QUERY PLAN ${textFor('sqlite', listStatement)}`, ...values)) as Array<{ detail: string }>;
     const detail = rows.map((row) => row.detail).join(' | ');
     return {
-      indexes: [...detail.matchAll(/USING (?:COVERING )?INDEX (\w+)/g)].map((match) => match[1]!),
+      indexes: [...detail.matchAll(/USING (?:COVERING |INTEGER PRIMARY KEY )?INDEX (\w+)/g)].map((match) => match[1]!),
       sorts: /TEMP B-TREE/.test(detail),
-      // SQLite reads the unfiltered list in rowid order with a plain "SCAN pets" and stops at
-      // LIMIT; that is the primary key, so only a scan with a filter counts as a table scan here.
-      scansTable: status !== undefined && /SCAN pets(?! USING)/.test(detail),
+      // With `id > ?` SQLite reads a range of the rowid ("SEARCH pets USING INTEGER PRIMARY KEY");
+      // a bare "SCAN pets" reads the whole table.
+      scansTable: /SCAN pets(?! USING)/.test(detail),
     };
   }
-  const where = status ? `WHERE status = $1::"PetStatus"` : '';
-  const rows = (await database.prisma.$queryRawUnsafe(
-    `EXPLAIN (FORMAT JSON) SELECT id, name, category_id, status FROM pets ${where} ORDER BY id ASC LIMIT $${status ? 2 : 1}`,
-    ...(status ? [status] : []),
-    limit,
-  )) as Array<{ 'QUERY PLAN': Array<{ Plan: PostgresPlanNode }> }>;
-  const nodes = flatten(rows[0]!['QUERY PLAN'][0]!.Plan);
+  // On one connection: the service's own prepared statement (run once there, so that it exists
+  // under its name), then EXPLAIN EXECUTE of it with the plan cache mode asked for.
+  const literals = values.map((value) => (typeof value === 'string' ? `'${value}'` : String(value))).join(', ');
+  const explain = statement(`explain_${generic ? 'generic' : 'custom'}_${listStatement.name}_${literals.replace(/\W/g, '_')}`, `EXPLAIN (FORMAT JSON) EXECUTE ${listStatement.name}(${literals})`);
+  const mode = statement(`plan_cache_mode_${generic ? 'generic' : 'custom'}`, `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
+  const rows = await database.sql.transaction(async (session) => {
+    await session.query(listStatement, values);
+    await session.query(mode, []);
+    return session.query(explain, []);
+  });
+  const plan = rows[0]![0] as Array<{ Plan: PostgresPlanNode }>;
+  const nodes = flatten(plan[0]!.Plan);
   return {
     indexes: nodes.flatMap((node) => (node['Index Name'] ? [node['Index Name']] : [])),
     sorts: nodes.some((node) => node['Node Type'].includes('Sort')),
