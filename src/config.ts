@@ -53,6 +53,13 @@ const settingsSchema = z
       z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }),
     ),
     TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+    METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
+    METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+    METRICS_HOST: z.string().min(1).optional(),
+  })
+  .refine((s) => s.METRICS_PORT === undefined || s.METRICS_PORT === 0 || s.METRICS_PORT !== s.PORT, {
+    path: ['METRICS_PORT'],
+    message: 'must differ from PORT (leave it unset to serve /metrics on PORT)',
   });
 
 export interface Config {
@@ -79,6 +86,12 @@ export interface Config {
   corsOrigins: string[];
   /** Take the client address from X-Forwarded-For (behind a load balancer). */
   trustProxy: boolean;
+  /** Serve GET /metrics (Prometheus) and count requests for it. */
+  metricsEnabled: boolean;
+  /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
+  metricsPort: number | null;
+  /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +126,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
     corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
     trustProxy: s.TRUST_PROXY === 'true',
+    metricsEnabled: s.METRICS_ENABLED === 'true',
+    metricsPort: s.METRICS_PORT ?? null,
+    metricsHost: s.METRICS_HOST ?? s.HOST,
   };
 }
 

@@ -20,6 +20,9 @@ describe('parseConfig', () => {
       idempotencyTtlMs: 86_400_000,
       corsOrigins: [],
       trustProxy: false,
+      metricsEnabled: true,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -40,6 +43,9 @@ describe('parseConfig', () => {
       IDEMPOTENCY_TTL_HOURS: '0.5',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
       TRUST_PROXY: 'true',
+      METRICS_ENABLED: 'false',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '10.0.0.5',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -57,6 +63,9 @@ describe('parseConfig', () => {
       idempotencyTtlMs: 1_800_000,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       trustProxy: true,
+      metricsEnabled: false,
+      metricsPort: 9464,
+      metricsHost: '10.0.0.5',
     });
   });
 
@@ -67,6 +76,10 @@ describe('parseConfig', () => {
     ['postgres://pets:secret@127.0.0.1/pets?sslmode=require', 'postgresql'],
   ])('accepts DATABASE_URL %s (%s)', (url) => {
     expect(parseConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+  });
+
+  it('serves /metrics on the metrics port at the service\'s address unless METRICS_HOST says otherwise', () => {
+    expect(parseConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' })).toMatchObject({ metricsHost: '0.0.0.0', metricsPort: 9464 });
   });
 
   it('treats empty values as unset', () => {
@@ -89,6 +102,10 @@ describe('parseConfig', () => {
     [{ RATE_LIMIT_PER_MINUTE: '-1' }, /RATE_LIMIT_PER_MINUTE/],
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS/],
     [{ TRUST_PROXY: 'yes' }, /TRUST_PROXY/],
+    [{ METRICS_ENABLED: 'on' }, /METRICS_ENABLED/],
+    [{ METRICS_PORT: '65536' }, /METRICS_PORT/],
+    [{ METRICS_PORT: '3000' }, /METRICS_PORT.*differ from PORT/],
+    [{ PORT: '8080', METRICS_PORT: '8080' }, /METRICS_PORT.*differ from PORT/],
   ])('refuses %o', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

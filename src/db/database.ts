@@ -10,7 +10,7 @@ import type {
   SqlDriverAdapterFactory,
   SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
@@ -47,7 +47,20 @@ export interface Database {
   transactions: PrismaClient;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
+  /** PostgreSQL: the connection pool's counts right now (for /metrics); null on SQLite, which has no pool. */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
+}
+
+/** A connection pool's state, as pg.Pool counts it. */
+export interface PoolStats {
+  /** Connections open (idle or in use). */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection: the pool is exhausted while this is above 0. */
+  waiting: number;
+  /** The most connections the pool opens (DATABASE_POOL_SIZE). */
+  max: number;
 }
 
 /** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below). */
@@ -162,10 +175,13 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
 
   if (provider === 'postgresql') {
-    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
+    // Our own pool, so that its counts can be read; Prisma ends it on $disconnect.
+    const pool = new pg.Pool(postgresPoolConfig(settings));
+    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
-    return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
+    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: settings.databasePoolSize });
+    return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), poolStats, close: () => prisma.$disconnect() };
   }
 
   const connection = await openSqliteConnection(settings.databaseUrl);
@@ -179,6 +195,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
     transactions,
     // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
     ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
+    poolStats: () => null,
     close: async () => {
       await transactions.$disconnect();
       await prisma.$disconnect();

@@ -33,6 +33,9 @@ export const TEST_CONFIG: AppConfig = {
   idempotencyTtlMs: 24 * 3_600_000,
   corsOrigins: [],
   trustProxy: false,
+  metricsEnabled: true,
+  metricsPort: null,
+  metricsHost: '127.0.0.1',
 };
 
 export interface TestServerOptions {
