@@ -4,7 +4,7 @@
 // With METRICS_PORT it is served by a server of its own on that port instead (kept off the
 // service's public port), which listens when the app is ready and closes with it.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { sendError } from './error-envelope.js';
@@ -42,7 +42,7 @@ export async function attachMetricsServer(
   app: ServiceServer,
   options: MetricsPluginOptions & { host: string; port: number; logger: Logger },
 ): Promise<ServiceServer> {
-  const server = Fastify({ loggerInstance: options.logger, disableRequestLogging: true });
+  const server = Fastify({ loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) });
   server.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
   await server.register(metricsRoute, { registry: options.registry });
   app.addHook('onReady', async () => {
