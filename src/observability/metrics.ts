@@ -85,36 +85,33 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
     buckets: DURATION_BUCKETS,
     registers,
   });
-  const rateLimitRefusals = new Counter({
-    name: 'animal_store_rate_limit_refusals_total',
-    help: 'Requests refused with 429, by limit: per_key (requests per API key) or auth_failures (wrong keys per address).',
-    labelNames: ['surface', 'limit'] as const,
-    registers,
-  });
-  const authenticationFailures = new Counter({
-    name: 'animal_store_authentication_failures_total',
-    help: 'Requests refused with 401, by reason: missing_key or invalid_key.',
-    labelNames: ['surface', 'reason'] as const,
-    registers,
-  });
-  const idempotentReplays = new Counter({
-    name: 'animal_store_idempotent_replays_total',
-    help: 'Creates answered from an earlier request with the same Idempotency-Key (nothing created).',
-    labelNames: ['surface'] as const,
-    registers,
-  });
-  const databaseUnavailable = new Counter({
-    name: 'animal_store_database_unavailable_total',
-    help: 'Requests answered 503 because the database could not serve (unreachable, timed out, pool exhausted, locked).',
-    labelNames: ['surface'] as const,
-    registers,
-  });
-  const batchedCalls = new Counter({
-    name: 'animal_store_trpc_batched_calls_total',
-    help: 'Calls inside tRPC batches of several calls, by procedure (a batch is one request in http_requests_total).',
-    labelNames: ['procedure'] as const,
-    registers,
-  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const rateLimitRefusals = counter(
+    'animal_store_rate_limit_refusals_total',
+    'Requests refused with 429, by limit: per_key (requests per API key) or auth_failures (wrong keys per address).',
+    ['surface', 'limit'],
+  );
+  const authenticationFailures = counter(
+    'animal_store_authentication_failures_total',
+    'Requests refused with 401, by reason: missing_key or invalid_key.',
+    ['surface', 'reason'],
+  );
+  const idempotentReplays = counter(
+    'animal_store_idempotent_replays_total',
+    'Creates answered from an earlier request with the same Idempotency-Key (nothing created).',
+    ['surface'],
+  );
+  const databaseUnavailable = counter(
+    'animal_store_database_unavailable_total',
+    'Requests answered 503 because the database could not serve (unreachable, timed out, pool exhausted, locked).',
+    ['surface'],
+  );
+  const batchedCalls = counter(
+    'animal_store_trpc_batched_calls_total',
+    'Calls inside tRPC batches of several calls, by procedure (a batch is one request in http_requests_total).',
+    ['procedure'],
+  );
 
   // The refusal counters start at 0 for every label value they can take, so that a rate() or an
   // alert on them has a series from the first scrape, not only after the first refusal.

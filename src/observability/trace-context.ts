@@ -3,7 +3,7 @@
 // span as the parent), a new trace is started when it is absent or invalid. The result goes into
 // every log line of the request and back to the caller in the response's `traceparent` header, so
 // logs can be joined with the caller's traces. Nothing is recorded or exported here: this service
-// does not sample, so a trace it starts has the sampled flag off, and a caller's flags pass through.
+// does not sample, so a trace it starts has the sampled flag off, and a caller's sampled flag passes through.
 import { randomFillSync } from 'node:crypto';
 
 export interface TraceContext {
