@@ -72,18 +72,26 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
   const registry = new Registry();
   const registers = [registry];
 
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by surface, route pattern, method and status code.',
-    labelNames: REQUEST_LABELS,
-    registers,
-  });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Time from the request arriving to its response being sent, in seconds.',
     labelNames: REQUEST_LABELS,
     buckets: DURATION_BUCKETS,
     registers,
+  });
+  // The histogram's counts, under the name dashboards look for. Copied at each scrape, so that a
+  // request costs one observation (the hot path's share), not two.
+  new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by surface, route pattern, method and status code.',
+    labelNames: REQUEST_LABELS,
+    registers,
+    async collect() {
+      this.reset();
+      for (const { metricName, labels, value } of (await duration.get()).values) {
+        if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value);
+      }
+    },
   });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Counter({ name, help, labelNames, registers });
@@ -143,9 +151,7 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
   return {
     registry: Registry.merge([registry, processMetrics()]),
     observeRequest({ surface, route, method, statusCode, durationSeconds }) {
-      const labels = { surface, route, method, status_code: statusCode };
-      requests.inc(labels);
-      duration.observe(labels, durationSeconds);
+      duration.observe({ surface, route, method, status_code: statusCode }, durationSeconds);
     },
     rateLimitRefused: (surface, limit) => rateLimitRefusals.inc({ surface, limit }),
     authenticationFailed: (surface, reason) => authenticationFailures.inc({ surface, reason }),

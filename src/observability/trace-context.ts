@@ -81,11 +81,12 @@ export function formatTraceparent(trace: TraceContext): string {
 
 /**
  * The fields a log line carries, named as OpenTelemetry's log data model and its pino
- * instrumentation name them (`trace_id`, `span_id`, `trace_flags`), so log tools that join logs to
- * traces find them without configuration; `parent_span_id` is the caller's span.
+ * instrumentation name them (`trace_id`, `span_id`), so log tools that join logs to traces find
+ * them without configuration; `parent_span_id` is the caller's span. The flags are left to the
+ * response header: each field is a cost on every request's logger.
  */
 export function traceLogFields(trace: TraceContext): Record<string, string> {
-  const fields: Record<string, string> = { trace_id: trace.traceId, span_id: trace.spanId, trace_flags: trace.flags };
-  if (trace.parentSpanId) fields.parent_span_id = trace.parentSpanId;
-  return fields;
+  return trace.parentSpanId
+    ? { trace_id: trace.traceId, span_id: trace.spanId, parent_span_id: trace.parentSpanId }
+    : { trace_id: trace.traceId, span_id: trace.spanId };
 }
