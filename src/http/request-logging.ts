@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
-import { traceContextFor, traceLogFields, type TraceContext } from '../observability/trace-context.js';
+import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
 import type { RequestRecorder } from './request-metrics.js';
 
 declare module 'fastify' {
@@ -64,7 +64,8 @@ type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
 export function requestChildLogger<L extends FastifyBaseLogger>(logger: L, bindings: Bindings, options: ChildLoggerOptions, raw: IncomingMessage): L {
   const trace = traceContextFor(raw.headers.traceparent);
   (raw as TracedMessage)[TRACE] = trace;
-  return logger.child({ ...bindings, ...traceLogFields(trace) }, options) as L;
+  // Fastify makes `bindings` ({ reqId }) afresh for each request: the fields go straight into it.
+  return logger.child(addTraceLogFields(bindings, trace), options) as L;
 }
 
 /** The trace context `requestChildLogger` made for this request. */

@@ -80,13 +80,15 @@ export function formatTraceparent(trace: TraceContext): string {
 }
 
 /**
- * The fields a log line carries, named as OpenTelemetry's log data model and its pino
- * instrumentation name them (`trace_id`, `span_id`), so log tools that join logs to traces find
- * them without configuration; `parent_span_id` is the caller's span. The flags are left to the
- * response header: each field is a cost on every request's logger.
+ * Adds the fields a log line carries to `fields` (a logger's bindings), named as OpenTelemetry's
+ * log data model and its pino instrumentation name them (`trace_id`, `span_id`), so log tools that
+ * join logs to traces find them without configuration; `parent_span_id` is the caller's span. The
+ * flags are left to the response header: each field is a cost on every request's logger.
  */
-export function traceLogFields(trace: TraceContext): Record<string, string> {
-  return trace.parentSpanId
-    ? { trace_id: trace.traceId, span_id: trace.spanId, parent_span_id: trace.parentSpanId }
-    : { trace_id: trace.traceId, span_id: trace.spanId };
+export function addTraceLogFields<T extends Record<string, unknown>>(fields: T, trace: TraceContext): T {
+  const bindings: Record<string, unknown> = fields;
+  bindings.trace_id = trace.traceId;
+  bindings.span_id = trace.spanId;
+  if (trace.parentSpanId) bindings.parent_span_id = trace.parentSpanId;
+  return fields;
 }
