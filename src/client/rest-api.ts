@@ -67,7 +67,7 @@ export interface components {
              * @description The animal's name.
              * @example Rex
              */
-            name: string & (unknown & unknown);
+            name: string & (unknown & unknown & unknown);
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
@@ -82,7 +82,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable description: which input was wrong and how. */
             message: string;
             /**
@@ -157,9 +157,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
+                    /** @description RFC 9110: seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -185,7 +187,7 @@ export interface operations {
                      * @description The animal's name.
                      * @example Rex
                      */
-                    name: string & (unknown & unknown);
+                    name: string & (unknown & unknown & unknown);
                     /**
                      * Format: int64
                      * @description Identifier of the category the animal belongs to.
@@ -270,9 +272,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
+                    /** @description RFC 9110: seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -383,9 +387,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
+                    /** @description RFC 9110: seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
                     Deprecation?: string;
                     /** @description RFC 8594: when the operation will be removed. */

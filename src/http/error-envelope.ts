@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   401: 'UNAUTHORIZED',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_SUPPORTED',
+  408: 'TIMEOUT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE_CONTENT',
@@ -103,9 +104,11 @@ export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown
   const envelope =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? errorEnvelope(431, 'request headers are too large')
-      : errorEnvelope(400, 'the request is not valid HTTP');
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errorEnvelope(408, 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)')
+        : errorEnvelope(400, 'the request is not valid HTTP');
   const body = JSON.stringify(envelope);
-  const reason = envelope.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = RAW_REASONS[envelope.status] ?? 'Bad Request';
   // An answer to HEAD has no body (a client would read one as the start of a next response).
   const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   return (
@@ -113,3 +116,5 @@ export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`
   );
 }
+
+const RAW_REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };

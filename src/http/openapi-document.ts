@@ -37,6 +37,11 @@ const DEPRECATION_RESPONSE_HEADERS = {
   },
 };
 
+const RETRY_AFTER_HEADER = {
+  description: 'RFC 9110: seconds to wait before retrying.',
+  schema: { type: 'integer', minimum: 1, example: 2 },
+};
+
 export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly RestRoute[]): Promise<OpenAPIObject> {
   const { generateOpenApiDocument } = await import('trpc-to-openapi');
   const document = generateOpenApiDocument(router, {
@@ -70,13 +75,16 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     const errors = {
       ...route.meta.openapi?.errorResponses,
       500: 'Unexpected server error.',
-      503: 'The database is unavailable at the moment (unreachable, restarting or overloaded); retry later.',
+      503:
+        'The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of ' +
+        'space. Nothing was written. Retry after the `Retry-After` header\'s seconds.',
     } as Record<string, string>;
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, content: ERROR_CONTENT };
     }
+    responses['503']!.headers = { 'Retry-After': RETRY_AFTER_HEADER };
     if (route.meta.deprecation) {
-      for (const response of Object.values(responses)) response.headers = DEPRECATION_RESPONSE_HEADERS;
+      for (const response of Object.values(responses)) response.headers = { ...response.headers, ...DEPRECATION_RESPONSE_HEADERS };
     }
     operation.responses = responses;
   }

@@ -14,13 +14,16 @@
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
 //   onRequest      deprecation headers, then 429 (too many wrong keys from this address) or 401
 //                  without a valid key, before the body is read
-//   preValidation  the body is a JSON object / the query and path parameters are strict (inputProblem)
-//   handler        the procedure, and its answer or its error in the envelope
+//   handler        the procedure, and its answer or its error in the envelope; a body that is not
+//                  a JSON object, or query/path parameters that are not strict (inputProblem), are
+//                  the procedure's input error, after the key check and the per-key limit
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { callTRPCProcedure, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server';
+import { callTRPCProcedure, getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
+import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-errors.js';
+import { closeAfterRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 import { describeIssues, envelopeForFastifyError, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -127,6 +130,12 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       if (deprecation) reply.headers(deprecation);
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
+        closeAfterRefusal(request, reply);
+        if (request.authFault) {
+          reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
+          sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
+          return;
+        }
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
           sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
@@ -138,20 +147,15 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       done();
     });
 
-    procedures.addHook('preValidation', (request, reply, done) => {
-      const problem = inputProblem(restRouteOf(request), request);
-      if (problem) {
-        sendError(reply, 400, problem);
-        return;
-      }
-      done();
-    });
-
     for (const route of routes) {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-        const input = BODY_METHODS.has(route.method)
-          ? request.body
-          : restInput(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
+        // A malformed input is refused as the procedure's input error: after the key check and
+        // the per-key limit (protectedProcedure), so that such requests count like any other.
+        const problem = inputProblem(route, request);
+        const input =
+          problem !== null || BODY_METHODS.has(route.method)
+            ? request.body
+            : restInput(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
         let data: unknown;
         try {
           data = await callTRPCProcedure({
@@ -159,7 +163,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
             path: route.procedure,
             type: route.method === 'GET' ? 'query' : 'mutation',
             ctx: createContext(request, reply),
-            getRawInput: async () => input,
+            getRawInput: async () => {
+              if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
+              return input;
+            },
             signal: undefined,
             batchIndex: 0,
           });

@@ -17,6 +17,7 @@ import { getHTTPStatusCode } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
 import type { ApiMeta } from '../api/trpc.js';
+import { closeAfterRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 
 export interface TrpcPluginOptions {
@@ -127,9 +128,16 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
   // The log names the procedures called (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`);
   // unknown names stay out of it: they are the caller's text.
-  app.addHook('onRequest', async (request) => {
+  // A call without a valid key is answered here, before its body is read, and its connection
+  // closed (every procedure needs a key; the middleware refuses before it looks at the input).
+  app.addHook('onRequest', async (request, reply) => {
     const { path } = request.params as { path?: string };
     if (path?.split(',').every((name) => Object.hasOwn(procedures, name))) request.routePattern = `${app.prefix}/${path}`;
+    if (request.identity || path === undefined) return;
+    const procedure = directProcedure(request, path);
+    if (!procedure) return;
+    closeAfterRefusal(request, reply);
+    return answerDirectly(request, reply, path, procedure);
   });
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {

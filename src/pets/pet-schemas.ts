@@ -26,7 +26,10 @@ export const PetName = z
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)
   // Control characters (NUL above all) have no place in a name and some databases refuse them.
   .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
-  .regex(/\S/, 'must not be blank')
+  // A lone surrogate (JSON "\ud800") cannot be stored as UTF-8: it would come back as U+FFFD.
+  .regex(/^[^\p{Cs}]*$/u, 'must be valid Unicode text (no unpaired surrogates)')
+  // Blank: nothing but white space and invisible format characters (U+200B zero width space…).
+  .regex(/[^\s\p{Cf}]/u, 'must not be blank')
   .meta({ description: "The animal's name.", example: 'Rex' });
 
 const petFields = {
