@@ -17,13 +17,17 @@ import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
 import { healthPlugin } from './http/health-plugin.js';
-import { requestLogController } from './http/request-logging.js';
+import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
+import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
+import { requestRecorder } from './http/request-metrics.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits } from './limits/request-limits.js';
+import { createServiceMetrics } from './observability/metrics.js';
+import { formatTraceparent } from './observability/trace-context.js';
 import { createPetRepository } from './pets/pet-repository.js';
 
 export type AppConfig = Pick<
@@ -39,6 +43,9 @@ export type AppConfig = Pick<
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
   | 'redisUrl'
+  | 'metricsEnabled'
+  | 'metricsPort'
+  | 'metricsHost'
 >;
 
 export interface AppDependencies {
@@ -68,11 +75,19 @@ function connectionsCheckingInterval(config: AppConfig): number {
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
+/** Where the tRPC surface is served. */
+const TRPC_BASE_PATH = '/trpc';
+
 export async function buildApp({ config, database, logger }: AppDependencies) {
+  // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
+  const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
   const app = Fastify({
     loggerInstance: logger,
-    // One line per request, with the route pattern (src/http/request-logging.ts).
-    logController: requestLogController(),
+    // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
+    // counted at the same moment.
+    logController: requestLogController(metrics && requestRecorder(metrics, { rest: REST_BASE_PATH, trpc: TRPC_BASE_PATH })),
+    // Each request's logger carries its W3C trace context beside the request id.
+    childLoggerFactory: requestChildLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: fastifyTrustProxy(config.trustProxy),
     // Slow clients (docs/security.md, "Slow clients"): the whole request, its headers, and any
@@ -130,8 +145,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     await app.register(cors, {
       origin: config.corsOrigins,
       methods: ['GET', 'POST'],
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id'],
-      exposedHeaders: ['x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'idempotent-replayed'],
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
+      exposedHeaders: ['x-request-id', 'traceparent', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'idempotent-replayed'],
       maxAge: 600,
     });
   }
@@ -144,6 +159,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(RESPONSE_HEADERS);
     reply.header('x-request-id', request.id);
+    // The caller's trace, continued with this service's span (src/observability/trace-context.ts).
+    reply.header('traceparent', formatTraceparent(traceContextOf(request)));
     done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -160,8 +177,15 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),
   );
 
+  // GET /metrics: here, or on a server of its own when METRICS_PORT is set (src/http/metrics-plugin.ts).
+  const metricsServer =
+    metrics && config.metricsPort !== null
+      ? await attachMetricsServer(app, { registry: metrics.registry, host: config.metricsHost, port: config.metricsPort, logger })
+      : null;
+  app.decorate('metricsServer', metricsServer);
+  if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
   await app.register(healthPlugin, { database, storage });
-  await app.register(trpcPlugin, { prefix: '/trpc', router: appRouter, createContext });
+  await app.register(trpcPlugin, { prefix: TRPC_BASE_PATH, router: appRouter, createContext });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;
 }

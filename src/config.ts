@@ -63,10 +63,17 @@ const settingsSchema = z
     REDIS_URL: z
       .url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' })
       .optional(),
+    METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
+    METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+    METRICS_HOST: z.string().min(1).optional(),
   })
   .refine((s) => s.HEADERS_TIMEOUT_MS <= s.REQUEST_TIMEOUT_MS, {
     path: ['HEADERS_TIMEOUT_MS'],
     message: 'must not be longer than REQUEST_TIMEOUT_MS (the headers are part of the request)',
+  })
+  .refine((s) => s.METRICS_PORT === undefined || s.METRICS_PORT === 0 || s.METRICS_PORT !== s.PORT, {
+    path: ['METRICS_PORT'],
+    message: 'must differ from PORT (leave it unset to serve /metrics on PORT)',
   });
 
 /**
@@ -137,6 +144,12 @@ export interface Config {
   idleTimeoutMs: number;
   /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
   redisUrl: string | undefined;
+  /** Serve GET /metrics (Prometheus) and count requests for it. */
+  metricsEnabled: boolean;
+  /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
+  metricsPort: number | null;
+  /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -175,6 +188,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
     idleTimeoutMs: s.IDLE_TIMEOUT_MS,
     redisUrl: s.REDIS_URL,
+    metricsEnabled: s.METRICS_ENABLED === 'true',
+    metricsPort: s.METRICS_PORT ?? null,
+    metricsHost: s.METRICS_HOST ?? s.HOST,
   };
 }
 

@@ -24,6 +24,9 @@ describe('parseConfig', () => {
       headersTimeoutMs: 10_000,
       idleTimeoutMs: 72_000,
       redisUrl: undefined,
+      metricsEnabled: true,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -48,6 +51,9 @@ describe('parseConfig', () => {
       HEADERS_TIMEOUT_MS: '5000',
       IDLE_TIMEOUT_MS: '65000',
       REDIS_URL: 'redis://cache.internal:6379/2',
+      METRICS_ENABLED: 'false',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '10.0.0.5',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -69,6 +75,9 @@ describe('parseConfig', () => {
       headersTimeoutMs: 5_000,
       idleTimeoutMs: 65_000,
       redisUrl: 'redis://cache.internal:6379/2',
+      metricsEnabled: false,
+      metricsPort: 9464,
+      metricsHost: '10.0.0.5',
     });
   });
 
@@ -88,6 +97,10 @@ describe('parseConfig', () => {
     ['127.0.0.1,::1', ['127.0.0.1', '::1']],
   ])('accepts TRUST_PROXY=%s', (value, expected) => {
     expect(parseConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it('serves /metrics on the metrics port at the service\'s address unless METRICS_HOST says otherwise', () => {
+    expect(parseConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' })).toMatchObject({ metricsHost: '0.0.0.0', metricsPort: 9464 });
   });
 
   it('treats empty values as unset', () => {
@@ -117,6 +130,10 @@ describe('parseConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, /HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/],
     [{ IDLE_TIMEOUT_MS: '0' }, /IDLE_TIMEOUT_MS/],
     [{ REDIS_URL: 'http://cache:6379' }, /REDIS_URL/],
+    [{ METRICS_ENABLED: 'on' }, /METRICS_ENABLED/],
+    [{ METRICS_PORT: '65536' }, /METRICS_PORT/],
+    [{ METRICS_PORT: '3000' }, /METRICS_PORT.*differ from PORT/],
+    [{ PORT: '8080', METRICS_PORT: '8080' }, /METRICS_PORT.*differ from PORT/],
   ])('refuses %o', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

@@ -1,6 +1,11 @@
-// Request logs: one JSON line per request with its id, method, route pattern, status and duration,
-// read from a real server's log output; never a credential.
+// Request logs: one JSON line per request with its id, W3C trace context, method, route pattern,
+// status and duration, read from a real server's log output; never a credential. Trace headers are
+// made and read by OpenTelemetry's own W3C propagator, the library callers' tracers use.
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
@@ -97,5 +102,126 @@ describe('request logs', () => {
     logger.info({ route: '/v1/pets' }, 'request completed');
     logger.warn('kept');
     expect(quiet.map((line) => JSON.parse(line).msg)).toEqual(['kept']);
+  });
+});
+
+const propagator = new W3CTraceContextPropagator();
+
+/** The `traceparent` header OpenTelemetry sends for a span of the caller's. */
+function callerTraceparent(flags = TraceFlags.SAMPLED): { header: string; caller: SpanContext } {
+  const caller = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags: flags, isRemote: false };
+  const carrier: Record<string, string> = {};
+  propagator.inject(trace.setSpanContext(context.active(), caller), carrier, defaultTextMapSetter);
+  return { header: carrier.traceparent!, caller };
+}
+
+/** What OpenTelemetry reads from a `traceparent` header (undefined: not a valid one). */
+function readByOpenTelemetry(header: string | null): SpanContext | undefined {
+  if (header === null) return undefined;
+  return trace.getSpanContext(propagator.extract(ROOT_CONTEXT, { traceparent: header }, defaultTextMapGetter));
+}
+
+describe('W3C trace context', () => {
+  it('continues the caller\'s trace: same trace id, a span of its own with the caller\'s as parent, in the log and the response', async () => {
+    const { header, caller } = callerTraceparent();
+    const response = await server.request('/v1/pets?limit=1', { headers: { traceparent: header, 'x-request-id': 'trace-ctx-1' } });
+    expect(response.status).toBe(200);
+    const answered = readByOpenTelemetry(response.headers.get('traceparent'));
+    expect(answered).toMatchObject({ traceId: caller.traceId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    expect(answered!.spanId).not.toBe(caller.spanId);
+
+    const [line] = await logOf('trace-ctx-1');
+    expect(line).toMatchObject({
+      trace_id: caller.traceId,
+      span_id: answered!.spanId,
+      parent_span_id: caller.spanId,
+      route: '/v1/pets',
+    });
+  });
+
+  it('keeps an unsampled caller unsampled', async () => {
+    const { header, caller } = callerTraceparent(TraceFlags.NONE);
+    const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header } });
+    expect(readByOpenTelemetry(response.headers.get('traceparent'))).toMatchObject({ traceId: caller.traceId, traceFlags: TraceFlags.NONE });
+  });
+
+  it('starts a new trace when the caller sends none, a different one per request (tRPC too)', async () => {
+    const first = await fetch(`${server.baseUrl}/trpc/pets.list`, { headers: { authorization: `Bearer ${API_KEY}`, 'x-request-id': 'trace-new-1' } });
+    const second = await fetch(`${server.baseUrl}/trpc/pets.list`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const started = readByOpenTelemetry(first.headers.get('traceparent'));
+    expect(started).toMatchObject({ traceFlags: TraceFlags.NONE, isRemote: true });
+    expect(readByOpenTelemetry(second.headers.get('traceparent'))!.traceId).not.toBe(started!.traceId);
+
+    const [line] = await logOf('trace-new-1');
+    expect(line).toMatchObject({ trace_id: started!.traceId, span_id: started!.spanId, route: '/trpc/pets.list' });
+    expect(line).not.toHaveProperty('parent_span_id');
+  });
+
+  const VALID = '0af7651916cd43dd8448eb211c80319c';
+  it.each([
+    ['upper-case hex', `00-${VALID.toUpperCase()}-B7AD6B7169203331-01`],
+    ['an all-zero trace id', `00-${'0'.repeat(32)}-b7ad6b7169203331-01`],
+    ['an all-zero parent id', `00-${VALID}-${'0'.repeat(16)}-01`],
+    ['version ff', `ff-${VALID}-b7ad6b7169203331-01`],
+    ['version 00 with a fifth field', `00-${VALID}-b7ad6b7169203331-01-extra`],
+    ['a short flags field', `00-${VALID}-b7ad6b7169203331-1`],
+    ['a short trace id', `00-${VALID.slice(1)}-b7ad6b7169203331-01`],
+    ['no dashes', `00${VALID}b7ad6b716920333101`],
+    ['text', 'not a trace'],
+  ])('starts a new trace when traceparent has %s, as OpenTelemetry ignores it', async (description, header) => {
+    expect(readByOpenTelemetry(header)).toBeUndefined();
+    const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header, 'x-request-id': `trace-bad-${description}` } });
+    const answered = readByOpenTelemetry(response.headers.get('traceparent'));
+    expect(answered).toBeDefined();
+    expect(answered!.traceId).not.toBe(VALID);
+    const [line] = await logOf(`trace-bad-${description}`);
+    expect(line).toMatchObject({ trace_id: answered!.traceId });
+    expect(line).not.toHaveProperty('parent_span_id');
+  });
+
+  it('accepts exactly the headers OpenTelemetry\'s propagator accepts, and continues the same trace', async () => {
+    const hex = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
+    const nearlyValid = fc
+      .tuple(
+        fc.oneof(fc.constant('00'), fc.constant('01'), fc.constant('ff'), hex(2)),
+        fc.oneof(hex(32), fc.constant('0'.repeat(32)), hex(31)),
+        fc.oneof(hex(16), fc.constant('0'.repeat(16)), hex(17)),
+        fc.oneof(hex(2), hex(1)),
+        fc.oneof(fc.constant(''), fc.constant('-'), fc.string({ maxLength: 8 }).map((rest) => `-${rest.replace(/[^\x21-\x7e]/g, '')}`)),
+      )
+      .map(([version, traceId, spanId, flags, rest]) => `${version}-${traceId}-${spanId}-${flags}${rest}`);
+    await fc.assert(
+      fc.asyncProperty(nearlyValid, async (header) => {
+        const expected = readByOpenTelemetry(header);
+        const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header } });
+        const answered = readByOpenTelemetry(response.headers.get('traceparent'));
+        expect(answered).toBeDefined();
+        if (expected) expect(answered!.traceId).toBe(expected.traceId);
+        else expect(header).not.toContain(answered!.traceId);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('every log line of a request', () => {
+  it('carries its request id and trace context, not only the last one', async () => {
+    const lines: string[] = [];
+    const failing = await startTestServer({ logger: createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    try {
+      await failing.database.close(); // /readyz now fails, and logs why before its request line
+      const { header, caller } = callerTraceparent();
+      const response = await fetch(`${failing.baseUrl}/readyz`, { headers: { traceparent: header, 'x-request-id': 'trace-lines' } });
+      expect(response.status).toBe(503);
+      const ours = await vi.waitFor(() => {
+        const found = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.reqId === 'trace-lines');
+        expect(found.map((entry) => entry.msg)).toEqual(['readiness check failed: the database is not answering', 'request completed']);
+        return found;
+      });
+      const spanId = readByOpenTelemetry(response.headers.get('traceparent'))!.spanId;
+      for (const entry of ours) expect(entry).toMatchObject({ trace_id: caller.traceId, span_id: spanId, parent_span_id: caller.spanId });
+    } finally {
+      await failing.close();
+    }
   });
 });

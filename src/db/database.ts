@@ -29,14 +29,6 @@ import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
  */
 export type PrismaClient = SqlitePrismaClient;
 
-/** How busy PostgreSQL's connection pool is (for metrics): connections open, idle, and requests waiting for one. */
-export interface PoolStats {
-  max: number;
-  total: number;
-  idle: number;
-  waiting: number;
-}
-
 export interface Database {
   provider: Provider;
   /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
@@ -58,6 +50,17 @@ export interface Database {
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A connection pool's state, as pg.Pool counts it. */
+export interface PoolStats {
+  /** Connections open (idle or in use). */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection: the pool is exhausted while this is above 0. */
+  waiting: number;
+  /** The most connections the pool opens (DATABASE_POOL_SIZE). */
+  max: number;
 }
 
 /** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below). */

@@ -37,6 +37,9 @@ export const TEST_CONFIG: AppConfig = {
   headersTimeoutMs: 10_000,
   idleTimeoutMs: 72_000,
   redisUrl: undefined,
+  metricsEnabled: true,
+  metricsPort: null,
+  metricsHost: '127.0.0.1',
 };
 
 export interface TestServerOptions {

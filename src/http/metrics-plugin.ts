@@ -1,0 +1,55 @@
+// GET /metrics: the Prometheus text format (prom-client), for a Prometheus server to scrape. At the
+// root, outside the versioned API, and public like /healthz: it holds counts by route pattern and
+// status, timings and the process's figures, never a pet, a key or a URL a caller sent.
+// With METRICS_PORT it is served by a server of its own on that port instead (kept off the
+// service's public port), which listens when the app is ready and closes with it.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { sendError } from './error-envelope.js';
+
+/** A Fastify server of this service (HTTP/1.1, the pino logger). */
+type ServiceServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The server of its own that serves /metrics when METRICS_PORT is set; null otherwise. */
+    metricsServer: ServiceServer | null;
+  }
+}
+
+export const METRICS_PATH = '/metrics';
+
+export interface MetricsPluginOptions {
+  registry: Registry;
+}
+
+/** The /metrics route, on whichever server it is registered. */
+export const metricsRoute: FastifyPluginAsync<MetricsPluginOptions> = async (app, { registry }) => {
+  app.get(METRICS_PATH, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).header('cache-control', 'no-store').send(text);
+  });
+};
+
+/**
+ * A server that serves only /metrics, on `host`:`port`, started by the app's `onReady` (so a port
+ * already taken stops the service at start-up, like its own port would) and closed by its `onClose`.
+ * Scrapes are not logged: one line every few seconds would drown the request log.
+ */
+export async function attachMetricsServer(
+  app: ServiceServer,
+  options: MetricsPluginOptions & { host: string; port: number; logger: Logger },
+): Promise<ServiceServer> {
+  const server = Fastify({ loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) });
+  server.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
+  await server.register(metricsRoute, { registry: options.registry });
+  app.addHook('onReady', async () => {
+    await server.listen({ host: options.host, port: options.port });
+  });
+  app.addHook('onClose', async () => {
+    await server.close();
+  });
+  return server;
+}

@@ -1,0 +1,77 @@
+// What one answered request adds to the metrics (src/observability/metrics.ts), read from the
+// request and its response once it has been sent; called by the request log's controller
+// (src/http/request-logging.ts), so it costs no hook of its own.
+//
+// The refusals (401, 429), idempotent replays and 503s are counted here, from the answer the
+// caller got, rather than where each is decided: one place for both surfaces, whichever hook,
+// middleware or plugin refused the request.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
+
+export interface SurfacePrefixes {
+  /** The REST surface's prefix, e.g. `/v1`. */
+  rest: string;
+  /** The tRPC surface's prefix, e.g. `/trpc`. */
+  trpc: string;
+}
+
+/** HTTP methods kept as label values; anything else Node's parser lets through is `OTHER`. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export type RequestRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
+
+export function requestRecorder(metrics: ServiceMetrics, prefixes: SurfacePrefixes): RequestRecorder {
+  const restPrefix = `${prefixes.rest}/`;
+  const trpcPrefix = `${prefixes.trpc}/`;
+
+  function surfaceOf(path: string): Surface {
+    if (path.startsWith(restPrefix)) return 'rest';
+    if (path.startsWith(trpcPrefix)) return 'trpc';
+    return 'other';
+  }
+
+  /**
+   * The route label: a pattern the surfaces set (`request.routePattern`) or the Fastify route, never
+   * the URL. tRPC's pattern `/trpc/pets.list` becomes the procedure name; it is only set when every
+   * procedure named is a real one, so it is bounded too.
+   */
+  function routeOf(surface: Surface, request: FastifyRequest): string {
+    const pattern = request.routePattern;
+    if (surface === 'trpc') {
+      if (pattern === undefined) return ROUTE_LABELS.unmatched;
+      const procedures = pattern.slice(trpcPrefix.length);
+      if (!procedures.includes(',')) return procedures;
+      for (const procedure of procedures.split(',')) metrics.batchedCall(procedure);
+      return ROUTE_LABELS.batch;
+    }
+    return pattern ?? request.routeOptions.url ?? ROUTE_LABELS.unmatched;
+  }
+
+  /** 401, 429, 503 and replays, each in its own counter (see the top of this file). */
+  function countOutcome(surface: Surface, request: FastifyRequest, reply: FastifyReply, status: number): void {
+    if (status === 401) {
+      const sent = request.headers.authorization;
+      metrics.authenticationFailed(surface, sent === undefined || sent.trim() === '' ? 'missing_key' : 'invalid_key');
+    } else if (status === 429) {
+      metrics.rateLimitRefused(surface, request.authRetryAfterSeconds > 0 ? 'auth_failures' : 'per_key');
+    } else if (status === 503) {
+      metrics.databaseUnavailable(surface);
+    } else if (status < 300 && request.method === 'POST' && reply.getHeader('idempotent-replayed') === 'true') {
+      metrics.idempotentReplay(surface);
+    }
+  }
+
+  return (request, reply) => {
+    const pattern = request.routePattern ?? request.routeOptions.url;
+    const surface = surfaceOf(pattern ?? request.url);
+    const status = reply.statusCode;
+    metrics.observeRequest({
+      surface,
+      route: routeOf(surface, request),
+      method: METHODS.has(request.method) ? request.method : 'OTHER',
+      statusCode: status,
+      durationSeconds: reply.elapsedTime / 1000,
+    });
+    countOutcome(surface, request, reply, status);
+  };
+}

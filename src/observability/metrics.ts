@@ -1,0 +1,162 @@
+// The service's Prometheus metrics (prom-client): what they are called, their labels and buckets.
+// Served at GET /metrics (src/http/metrics-plugin.ts) and filled once per request by
+// src/http/request-metrics.ts. Names, labels and what to alert on: docs/operations.md.
+//
+// Every label value comes from a closed set (the surfaces, the route patterns the service
+// registered, HTTP methods, status codes), so the number of series stays bounded whatever URLs
+// callers send.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../db/database.js';
+
+/** Which API a request came through: REST under /v1, tRPC under /trpc, anything else (health, metrics, unknown paths). */
+export type Surface = 'rest' | 'trpc' | 'other';
+
+export interface RequestObservation {
+  surface: Surface;
+  /** A route pattern (`/v1/pets/{petId}`), a tRPC procedure (`pets.list`), or one of the fixed values in ROUTE_LABELS. */
+  route: string;
+  method: string;
+  statusCode: number;
+  durationSeconds: number;
+}
+
+/** The route label of requests that are not one known route. */
+export const ROUTE_LABELS = {
+  /** No route matched (an unknown path, a known path with a method it does not serve, an unknown tRPC procedure). */
+  unmatched: '(unmatched)',
+  /** A tRPC batch of several calls (each call is counted in animal_store_trpc_batched_calls_total). */
+  batch: '(batch)',
+} as const;
+
+/**
+ * Latency buckets in seconds: this service answers in about a millisecond when idle, so the low end
+ * is finer than prom-client's default; the top end still separates "slow" from "stuck".
+ */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const REQUEST_LABELS = ['surface', 'route', 'method', 'status_code'] as const;
+
+export interface ServiceMetrics {
+  /** Everything /metrics exposes: this service's metrics and the process's. */
+  registry: Registry;
+  observeRequest(request: RequestObservation): void;
+  /** A request refused with 429: `per_key` (the per-key rate limit) or `auth_failures` (too many wrong keys from one address). */
+  rateLimitRefused(surface: Surface, limit: 'per_key' | 'auth_failures'): void;
+  /** A request refused with 401: no key sent (`missing_key`), or a key that is not valid (`invalid_key`). */
+  authenticationFailed(surface: Surface, reason: 'missing_key' | 'invalid_key'): void;
+  /** A create answered from its Idempotency-Key record (nothing created). */
+  idempotentReplay(surface: Surface): void;
+  /** A request answered 503 because the database could not serve it. */
+  databaseUnavailable(surface: Surface): void;
+  /** One call inside a tRPC batch of several. */
+  batchedCall(procedure: string): void;
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * Node's own metrics (prom-client's defaults: CPU, memory, heap, event-loop lag, GC, handles),
+ * collected once per process: they describe the process, whichever app in it is scraped, and
+ * each collection starts an event-loop monitor and a GC observer that are never stopped.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are left out. */
+export function createServiceMetrics(options: { poolStats?: () => PoolStats | null } = {}): ServiceMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from the request arriving to its response being sent, in seconds.',
+    labelNames: REQUEST_LABELS,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  // The histogram's counts, under the name dashboards look for. Copied at each scrape, so that a
+  // request costs one observation (the hot path's share), not two.
+  new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by surface, route pattern, method and status code.',
+    labelNames: REQUEST_LABELS,
+    registers,
+    async collect() {
+      this.reset();
+      for (const { metricName, labels, value } of (await duration.get()).values) {
+        if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value);
+      }
+    },
+  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const rateLimitRefusals = counter(
+    'animal_store_rate_limit_refusals_total',
+    'Requests refused with 429, by limit: per_key (requests per API key) or auth_failures (wrong keys per address).',
+    ['surface', 'limit'],
+  );
+  const authenticationFailures = counter(
+    'animal_store_authentication_failures_total',
+    'Requests refused with 401, by reason: missing_key or invalid_key.',
+    ['surface', 'reason'],
+  );
+  const idempotentReplays = counter(
+    'animal_store_idempotent_replays_total',
+    'Creates answered from an earlier request with the same Idempotency-Key (nothing created).',
+    ['surface'],
+  );
+  const databaseUnavailable = counter(
+    'animal_store_database_unavailable_total',
+    'Requests answered 503 because the database could not serve (unreachable, timed out, pool exhausted, locked).',
+    ['surface'],
+  );
+  const batchedCalls = counter(
+    'animal_store_trpc_batched_calls_total',
+    'Calls inside tRPC batches of several calls, by procedure (a batch is one request in http_requests_total).',
+    ['procedure'],
+  );
+
+  // The refusal counters start at 0 for every label value they can take, so that a rate() or an
+  // alert on them has a series from the first scrape, not only after the first refusal.
+  for (const surface of ['rest', 'trpc'] as const) {
+    for (const limit of ['per_key', 'auth_failures'] as const) rateLimitRefusals.inc({ surface, limit }, 0);
+    for (const reason of ['missing_key', 'invalid_key'] as const) authenticationFailures.inc({ surface, reason }, 0);
+    idempotentReplays.inc({ surface }, 0);
+  }
+  for (const surface of ['rest', 'trpc', 'other'] as const) databaseUnavailable.inc({ surface }, 0);
+
+  const { poolStats } = options;
+  if (poolStats && poolStats() !== null) {
+    const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const stats = poolStats();
+          if (stats) this.set(read(stats));
+        },
+      });
+    poolGauge('animal_store_db_pool_connections', 'PostgreSQL connections open in this instance\'s pool (idle or in use).', (s) => s.total);
+    poolGauge('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle.', (s) => s.idle);
+    poolGauge('animal_store_db_pool_waiting_queries', 'Queries waiting for a free connection (the pool is exhausted while above 0).', (s) => s.waiting);
+    poolGauge('animal_store_db_pool_max_connections', 'The most connections the pool opens (DATABASE_POOL_SIZE).', (s) => s.max);
+  }
+
+  return {
+    registry: Registry.merge([registry, processMetrics()]),
+    observeRequest({ surface, route, method, statusCode, durationSeconds }) {
+      duration.observe({ surface, route, method, status_code: statusCode }, durationSeconds);
+    },
+    rateLimitRefused: (surface, limit) => rateLimitRefusals.inc({ surface, limit }),
+    authenticationFailed: (surface, reason) => authenticationFailures.inc({ surface, reason }),
+    idempotentReplay: (surface) => idempotentReplays.inc({ surface }),
+    databaseUnavailable: (surface) => databaseUnavailable.inc({ surface }),
+    batchedCall: (procedure) => batchedCalls.inc({ procedure }),
+  };
+}
