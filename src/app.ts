@@ -15,12 +15,13 @@ import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
-import { envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
+import { describeClientError, envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { requestLogController } from './http/request-logging.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
-import { trpcPlugin } from './http/trpc-plugin.js';
+import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
+import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
 import { FixedWindowLimiter } from './limits/fixed-window-limiter.js';
 import { createPetRepository } from './pets/pet-repository.js';
@@ -46,22 +47,31 @@ export interface AppDependencies {
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
+  // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
+  const trpcErrors = trpcRequestErrors(appRouter);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts).
     logController: requestLogController(),
     bodyLimit: config.bodyLimitBytes,
+    // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-limits.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    http: { maxHeaderSize: MAX_REQUEST_HEAD_BYTES },
     trustProxy: config.trustProxy,
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
-    // Errors Fastify raises before routing (a URL with broken percent-encoding): the envelope too.
-    frameworkErrors: (error, _request, reply) => void sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error)),
+    // Errors Fastify raises before routing (a URL with broken percent-encoding).
+    frameworkErrors: (error, request, reply) =>
+      void (isTrpcTarget(request.url)
+        ? trpcErrors.sendFastifyError(reply as FastifyReply, error)
+        : sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error))),
     clientErrorHandler: (error, socket) => {
-      if (socket.writable) socket.end(rawHttpErrorResponse(error));
-      else socket.destroy();
+      if (!socket.writable) return void socket.destroy();
+      const refusal = describeClientError(error);
+      socket.end(isTrpcTarget(refusal.target) ? trpcErrors.rawResponse(refusal) : rawHttpErrorResponse(refusal));
     },
   });
 
@@ -118,7 +128,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   );
 
   await app.register(healthPlugin, { database });
-  await app.register(trpcPlugin, { prefix: '/trpc', router: appRouter, createContext });
+  await app.register(trpcPlugin, { prefix: TRPC_PREFIX, router: appRouter, createContext });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;
 }

@@ -95,21 +95,39 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
 }
 
 
-/**
- * A whole HTTP/1.1 response carrying the envelope, for requests so malformed that Node's parser
- * refused them before Fastify saw a request (Fastify's own answer there is another body shape).
- */
-export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown }): string {
-  const envelope =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? errorEnvelope(431, 'request headers are too large')
-      : errorEnvelope(400, 'the request is not valid HTTP');
-  const body = JSON.stringify(envelope);
-  const reason = envelope.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
-  // An answer to HEAD has no body (a client would read one as the start of a next response).
-  const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+/** A request Node's HTTP parser refused, as far as its raw bytes tell. */
+export interface RawClientError {
+  status: 400 | 431;
+  message: string;
+  /** The request line's target (path and query), when the line could be read; '' otherwise. */
+  target: string;
+  /** An answer to HEAD has no body (a client would read one as the start of a next response). */
+  isHead: boolean;
+}
+
+/** What to answer a request Node's parser refused (`clientErrorHandler`), from its raw packet. */
+export function describeClientError(error: { code?: string; rawPacket?: unknown }): RawClientError {
+  const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
+  const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
+  return error.code === 'HPE_HEADER_OVERFLOW'
+    ? { status: 431, message: 'request headers are too large', target, isHead: method === 'HEAD' }
+    : { status: 400, message: 'the request is not valid HTTP', target, isHead: method === 'HEAD' };
+}
+
+/** A whole HTTP/1.1 response with `body`, written straight to the socket, for such a request. */
+export function rawHttpResponse(refusal: RawClientError, contentType: string, body: string): string {
+  const reason = refusal.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
   return (
-    `HTTP/1.1 ${envelope.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`
+    `HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: ${contentType}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${refusal.isHead ? '' : body}`
   );
+}
+
+/**
+ * The envelope in a whole response, for requests so malformed that Node's parser refused them
+ * before Fastify saw a request (Fastify's own answer there is another body shape).
+ */
+export function rawHttpErrorResponse(refusal: RawClientError): string {
+  const body = JSON.stringify(errorEnvelope(refusal.status, refusal.message));
+  return rawHttpResponse(refusal, 'application/json; charset=utf-8', body);
 }
