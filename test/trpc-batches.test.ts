@@ -12,7 +12,7 @@ let server: TestServer;
 let existing: { id: number; name: string; categoryId: number; status: string };
 beforeAll(async () => {
   server = await startTestServer();
-  existing = await (await server.post('/v1/pets', { name: 'Anchor', categoryId: 9 })).json();
+  existing = (await (await server.post('/v1/pets', { name: 'Anchor', categoryId: 9 })).json()) as typeof existing;
 });
 afterAll(() => server.close());
 

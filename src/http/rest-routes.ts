@@ -10,7 +10,8 @@
 // "0x10" 16). Its handler no longer runs, and here, once at start-up, the flag is pinned off for
 // good: query and path values arrive as strings, `strictParamProblem` makes sure integers are
 // plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
-import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
+import type { AnyTRPCRouter } from '@trpc/server';
+import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { ApiMeta } from '../api/trpc.js';
 
 export interface RestRoute {
@@ -58,10 +59,9 @@ function pinNoCoercion(field: ZodLike): void {
   Object.defineProperty(field._zod.def, 'coerce', { get: () => false, set: () => {}, configurable: true });
 }
 
-function inputFields(procedure: AnyTRPCProcedure): Record<string, ZodLike> {
-  const inputs = (procedure._def as unknown as { inputs?: ZodLike[] }).inputs ?? [];
+function inputFields(procedure: ProcedureInfo): Record<string, ZodLike> {
   const fields: Record<string, ZodLike> = {};
-  for (const input of inputs) Object.assign(fields, unwrap(input)._zod.def.shape ?? {});
+  for (const input of procedure.inputs as ZodLike[]) Object.assign(fields, unwrap(input)._zod.def.shape ?? {});
   return fields;
 }
 
@@ -73,9 +73,8 @@ function pathPattern(path: string): RegExp {
 /** Builds the table from the router, pinning input coercion as described at the top. */
 export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
   const routes: RestRoute[] = [];
-  const procedures = router._def.procedures as Record<string, AnyTRPCProcedure>;
-  for (const [name, procedure] of Object.entries(procedures)) {
-    const meta = (procedure._def.meta ?? {}) as ApiMeta;
+  for (const [name, procedure] of trpcInternals(router).procedures) {
+    const meta = procedure.meta;
     if (!meta.openapi || meta.openapi.enabled === false) continue;
     const { method, path } = meta.openapi;
     const fromString = !BODY_METHODS.has(method);
@@ -94,7 +93,30 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
   return routes;
 }
 
-/** Finds the route for a path relative to /v1 (no query string). */
+/**
+ * The one percent-decoding rule of the REST paths (docs/decisions.md), for every segment alike:
+ * a percent-encoded unreserved character (RFC 3986 §2.3: letters, digits, `-._~`) is that
+ * character (§6.2.2.2: the URIs are equivalent), so `/v1/%70ets/%31` is `/v1/pets/1`; every other
+ * percent-encoding (`%2F`, `%20`, `%25`…) stays as sent, so it never matches a literal segment and
+ * is never part of an integer. Fastify's router already matches literal segments this way.
+ */
+export function decodeUnreserved(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoded, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(character) ? character : encoded;
+  });
+}
+
+/** A path with an empty segment (`/pets//`, `//pets`) names no resource. */
+export function hasEmptySegment(path: string): boolean {
+  return path.includes('//');
+}
+
+/**
+ * Finds the route for a path relative to /v1 (no query string, `decodeUnreserved` applied). HEAD
+ * goes wherever GET does (RFC 9110 §9.3.2: GET's answer without its body).
+ */
 export function matchRoute(routes: readonly RestRoute[], method: string, path: string): RouteMatch {
   const allowedMethods: string[] = [];
   let found: RouteMatch['route'];
@@ -102,8 +124,8 @@ export function matchRoute(routes: readonly RestRoute[], method: string, path: s
   for (const route of routes) {
     const match = route.pattern.exec(path);
     if (!match) continue;
-    allowedMethods.push(route.method);
-    if (route.method === method) {
+    allowedMethods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
       found = route;
       pathParams = { ...match.groups };
     }
