@@ -46,6 +46,25 @@ export interface AppDependencies {
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
+/**
+ * What a procedure receives, per request, on either surface. Exported so that test/trpc-wire.test.ts
+ * can give tRPC's stock Fastify adapter exactly the same context.
+ */
+export function createContextFactory(config: AppConfig, database: Database) {
+  const pets = createPetRepository(database);
+  const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
+  const keyRateLimiter = config.rateLimitPerMinute > 0 ? new FixedWindowLimiter(config.rateLimitPerMinute) : null;
+  return (request: FastifyRequest, reply: FastifyReply): Context => ({
+    identity: request.identity,
+    authRetryAfterSeconds: request.authRetryAfterSeconds,
+    idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+    keyRateLimiter,
+    setHeaders: (headers) => void reply.headers(headers),
+    pets,
+    idempotency,
+  });
+}
+
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcRequestErrors(appRouter);
@@ -75,18 +94,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  const pets = createPetRepository(database);
-  const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
-  const keyRateLimiter = config.rateLimitPerMinute > 0 ? new FixedWindowLimiter(config.rateLimitPerMinute) : null;
-  const createContext = (request: FastifyRequest, reply: FastifyReply): Context => ({
-    identity: request.identity,
-    authRetryAfterSeconds: request.authRetryAfterSeconds,
-    idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-    keyRateLimiter,
-    setHeaders: (headers) => void reply.headers(headers),
-    pets,
-    idempotency,
-  });
+  const createContext = createContextFactory(config, database);
 
   await app.register(authentication, {
     verifier: createApiKeyVerifier({ envKeys: config.apiKeys, store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }) }),

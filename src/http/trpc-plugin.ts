@@ -32,7 +32,7 @@ export interface TrpcPluginOptions {
 /** tRPC answers every call with these (resolveResponse). */
 const TRPC_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' };
 
-/** A UTF-8 byte order mark, which tRPC's handler drops from a body (it decodes with TextDecoder). */
+/** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
 const BOM = '\uFEFF';
 
 /** The media type of a Content-Type header, as tRPC compares it: lower case, no parameters. */
@@ -83,61 +83,69 @@ export function trpcRequestErrors(router: AnyTRPCRouter) {
   };
 }
 
-export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
-  const trpc = trpcInternals<Context>(router);
-  const requestErrors = trpcRequestErrors(router);
-
-  /** A deprecated procedure announces it here too, with the same headers as on REST. */
+/**
+ * The options of tRPC's Fastify handler for this service: the context, the deprecation headers of
+ * deprecated procedures (the same as on REST), and which errors are logged. Exported so that
+ * test/trpc-wire.test.ts serves the router through tRPC's stock plugin with the same options.
+ */
+export function trpcHandlerOptions(router: AppRouter, createContext: TrpcPluginOptions['createContext']) {
+  const procedures = trpcInternals(router).procedures;
   const headersFor = (paths: readonly string[] | undefined): Record<string, string> => {
-    const deprecation = paths?.map((path) => trpc.procedures.get(path)?.meta.deprecation).find(Boolean);
+    const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
     return deprecation ? deprecationHeaders(deprecation) : {};
   };
-
-  const trpcOptions = {
+  return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
-    responseMeta: ({ paths }) => ({ headers: headersFor(paths) }),
+    responseMeta: ({ paths }: { paths?: readonly string[] }) => ({ headers: headersFor(paths) }),
     onError: ({ error, req }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
       if (error.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err: error.cause ?? error }, 'database unavailable');
     },
   } satisfies FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply>;
+}
+
+export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
+  const trpc = trpcInternals<Context>(router);
+  const requestErrors = trpcRequestErrors(router);
+
+  const trpcOptions = trpcHandlerOptions(router, createContext);
+  const headersFor = (path: string) => trpcOptions.responseMeta({ paths: [path] }).headers;
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
-  const directHeaders = new Map([...trpc.procedures.keys()].map((path) => [path, { ...TRPC_HEADERS, ...headersFor([path]) }]));
+  const directHeaders = new Map([...trpc.procedures.keys()].map((path) => [path, { ...TRPC_HEADERS, ...headersFor(path) }]));
 
-  /** The procedure a request can take the direct way to, or undefined for tRPC's handler. */
+  /**
+   * The procedure a request can take the direct way to, or undefined for tRPC's handler. Only the
+   * plain cases come here; anything unusual goes to tRPC's handler, which then answers exactly as
+   * tRPC does: an `input` given twice (tRPC reads the first), one with a `%` left after decoding
+   * (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a body that starts with a
+   * byte order mark (tRPC's decoding drops up to two).
+   */
   function directProcedure(request: FastifyRequest, path: string): ProcedureInfo | undefined {
     const procedure = trpc.procedures.get(path);
     if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl')) return undefined;
-    const { batch } = request.query as Record<string, unknown>;
+    const { batch, input } = request.query as Record<string, unknown>;
     if (batch !== undefined && batch !== '1') return undefined;
     if (procedure.type === 'query') {
-      return request.method === 'GET' && request.headers['content-type'] === undefined ? procedure : undefined;
+      const plainInput = input === undefined || (typeof input === 'string' && !input.includes('%'));
+      return request.method === 'GET' && request.headers['content-type'] === undefined && plainInput ? procedure : undefined;
     }
     if (procedure.type === 'mutation') {
-      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' ? procedure : undefined;
+      const plainBody = typeof request.body !== 'string' || !request.body.startsWith(BOM);
+      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody ? procedure : undefined;
     }
     return undefined;
-  }
-
-  /** The raw input text as tRPC's handler reads it: the first `input` query parameter, or the body without a BOM. */
-  function inputText(request: FastifyRequest, type: 'query' | 'mutation'): unknown {
-    if (type === 'query') {
-      const { input } = request.query as Record<string, unknown>;
-      return Array.isArray(input) ? input[0] : input;
-    }
-    const body = request.body;
-    return typeof body === 'string' && body.startsWith(BOM) ? body.slice(BOM.length) : body;
   }
 
   async function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo) {
     const { path } = procedure;
     const type = procedure.type as 'query' | 'mutation';
-    const batched = (request.query as Record<string, unknown>).batch === '1';
-    // The raw input: JSON text, in a batch under key "0". Parsed lazily, as tRPC does, so that the
-    // key check in the middleware comes before any input error.
-    const text = inputText(request, type);
+    const query = request.query as Record<string, unknown>;
+    const batched = query.batch === '1';
+    // The raw input: the `input` query parameter or the body, JSON text, in a batch under key "0".
+    // Parsed lazily, as tRPC does, so that the key check in the middleware comes before any input error.
+    const text = type === 'query' ? query.input : request.body;
     let input: unknown;
     const getRawInput = async () => {
       if (typeof text !== 'string' || text === '') return undefined;
