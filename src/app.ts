@@ -83,10 +83,12 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
     // Errors Fastify raises before routing (a URL with broken percent-encoding).
-    frameworkErrors: (error, request, reply) =>
-      void (isTrpcTarget(request.url)
-        ? trpcErrors.sendFastifyError(reply as FastifyReply, error)
-        : sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error))),
+    // They skip the hooks, so the headers every response carries are set here too.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
+      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply as FastifyReply, error);
+      else sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error));
+    },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
       const refusal = describeClientError(error);

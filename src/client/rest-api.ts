@@ -64,10 +64,10 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name.
+             * @description The animal's name: not blank, no control characters.
              * @example Rex
              */
-            name: string & (unknown & unknown);
+            name: string;
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
@@ -95,7 +95,26 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem. */
+        "X-Request-Id": string;
+        /** @description What is left of the per-key limit (draft-ietf-httpapi-ratelimit-headers): requests left (`r`) and seconds until the window resets (`t`). Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0). */
+        RateLimit: string;
+        /** @description The per-key limit: requests (`q`) per window of `w` seconds. Sent with RateLimit. */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before trying again (RFC 9110 §10.2.3). */
+        "Retry-After": number;
+        /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="animal-store"`, with `error="invalid_token"` when a key was sent and refused. */
+        "WWW-Authenticate": string;
+        /** @description `true` when this is the recorded answer to an earlier request with the same Idempotency-Key (nothing was created now). */
+        "Idempotent-Replayed": "true";
+        /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
+        Deprecation: string;
+        /** @description RFC 8594: when the operation will be removed. */
+        Sunset: string;
+        /** @description Where the replacement is documented (`rel="deprecation"`). */
+        Link: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -103,7 +122,9 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
+                /** @description Maximum number of animals to return. */
                 limit?: number;
+                /** @description Returns only animals with this status. */
                 status?: components["schemas"]["PetStatus"];
             };
             header?: never;
@@ -115,6 +136,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -124,6 +148,9 @@ export interface operations {
             /** @description Invalid `limit` or `status`. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -133,6 +160,8 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -141,6 +170,19 @@ export interface operations {
             };
             /** @description Rate limit reached; see Retry-After. */
             429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -151,6 +193,9 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -160,6 +205,9 @@ export interface operations {
             /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -172,7 +220,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry; keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default). */
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters other than `"`, optionally in double quotes. Keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -182,10 +230,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name.
+                     * @description The animal's name: not blank, no control characters.
                      * @example Rex
                      */
-                    name: string & (unknown & unknown);
+                    name: string;
                     /**
                      * Format: int64
                      * @description Identifier of the category the animal belongs to.
@@ -201,6 +249,10 @@ export interface operations {
             /** @description Animal added; the body includes the assigned `id`. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -210,6 +262,9 @@ export interface operations {
             /** @description Body is missing required fields or contains invalid values. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -219,6 +274,8 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -228,6 +285,7 @@ export interface operations {
             /** @description Body larger than the limit. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -237,6 +295,7 @@ export interface operations {
             /** @description Body is not `application/json`. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -246,6 +305,9 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different body. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -254,6 +316,19 @@ export interface operations {
             };
             /** @description Rate limit reached; see Retry-After. */
             429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -264,6 +339,9 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -273,6 +351,9 @@ export interface operations {
             /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -296,12 +377,12 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -311,12 +392,12 @@ export interface operations {
             /** @description `petId` is not an integer in 1 … 2^53 − 1. */
             400: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -326,12 +407,11 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -341,12 +421,12 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -356,12 +436,22 @@ export interface operations {
             /** @description Rate limit reached; see Retry-After. */
             429: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -371,12 +461,12 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -386,12 +476,12 @@ export interface operations {
             /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
             503: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset?: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -25,6 +25,8 @@ export interface RestRoute {
   params: ReadonlySet<string>;
   /** Those of them that are integers. */
   integerParams: ReadonlySet<string>;
+  /** The description of each input field, from its schema's metadata (for the document's parameters). */
+  paramDescriptions: Readonly<Record<string, string>>;
   pattern: RegExp;
   /** The path in Fastify's syntax, e.g. `/pets/:petId`. */
   fastifyPath: string;
@@ -41,7 +43,7 @@ export interface RouteMatch {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-type ZodLike = { _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
+type ZodLike = { description?: string; _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
 
 /** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
 function unwrap(schema: ZodLike): ZodLike {
@@ -80,15 +82,18 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
     const fromString = !BODY_METHODS.has(method);
     const params = new Set<string>();
     const integerParams = new Set<string>();
+    const paramDescriptions: Record<string, string> = {};
     for (const [key, schema] of Object.entries(inputFields(procedure))) {
       const field = unwrap(schema);
+      const description = schema.description ?? field.description;
+      if (description) paramDescriptions[key] = description;
       if (fromString) params.add(key);
       if (!COERCIBLE.has(field._zod.def.type)) continue;
       pinNoCoercion(field);
       if (fromString && field._zod.def.type === 'number') integerParams.add(key);
     }
     const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
-    routes.push({ method, path, procedure: name, meta, params, integerParams, pattern: pathPattern(path), fastifyPath });
+    routes.push({ method, path, procedure: name, meta, params, integerParams, paramDescriptions, pattern: pathPattern(path), fastifyPath });
   }
   return routes;
 }
