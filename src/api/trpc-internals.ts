@@ -86,11 +86,20 @@ function checkedDef(router: AnyTRPCRouter): RouterInternals {
   return def as RouterInternals;
 }
 
+const built = new WeakMap<AnyTRPCRouter, unknown>();
+
 /**
- * The internals of `router`, checked once (call it at start-up). Everything a surface needs to
- * answer exactly as tRPC's own handler would, without going through it.
+ * The internals of `router`, checked the first time (at start-up: each surface asks when it is
+ * registered) and kept. Everything a surface needs to answer exactly as tRPC's own handler would,
+ * without going through it.
  */
-export function trpcInternals<TContext>(router: AnyTRPCRouter) {
+export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TContext> {
+  let internals = built.get(router) as TrpcInternals<TContext> | undefined;
+  if (!internals) built.set(router, (internals = buildInternals<TContext>(router)));
+  return internals;
+}
+
+function buildInternals<TContext>(router: AnyTRPCRouter) {
   const def = checkedDef(router);
   const config = router._def._config;
   const procedures = new Map<string, ProcedureInfo>(
@@ -146,4 +155,4 @@ export function trpcInternals<TContext>(router: AnyTRPCRouter) {
   };
 }
 
-export type TrpcInternals<TContext> = ReturnType<typeof trpcInternals<TContext>>;
+export type TrpcInternals<TContext> = ReturnType<typeof buildInternals<TContext>>;

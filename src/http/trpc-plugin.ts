@@ -88,21 +88,26 @@ export function trpcRequestErrors(router: AnyTRPCRouter) {
  * deprecated procedures (the same as on REST), and which errors are logged. Exported so that
  * test/trpc-wire.test.ts serves the router through tRPC's stock plugin with the same options.
  */
-export function trpcHandlerOptions(router: AppRouter, createContext: TrpcPluginOptions['createContext']) {
+export function trpcHandlerOptions(
+  router: AppRouter,
+  createContext: TrpcPluginOptions['createContext'],
+): FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply> {
   const procedures = trpcInternals(router).procedures;
-  const headersFor = (paths: readonly string[] | undefined): Record<string, string> => {
-    const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
-    return deprecation ? deprecationHeaders(deprecation) : {};
-  };
   return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
-    responseMeta: ({ paths }: { paths?: readonly string[] }) => ({ headers: headersFor(paths) }),
+    responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
     onError: ({ error, req }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
       if (error.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err: error.cause ?? error }, 'database unavailable');
     },
-  } satisfies FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply>;
+  };
+}
+
+/** A deprecated procedure announces it on /trpc too, with the same headers as on REST. */
+function deprecationHeadersOf(procedures: ReadonlyMap<string, ProcedureInfo>, paths: readonly string[] | undefined): Record<string, string> {
+  const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
+  return deprecation ? deprecationHeaders(deprecation) : {};
 }
 
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
@@ -110,10 +115,11 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   const requestErrors = trpcRequestErrors(router);
 
   const trpcOptions = trpcHandlerOptions(router, createContext);
-  const headersFor = (path: string) => trpcOptions.responseMeta({ paths: [path] }).headers;
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
-  const directHeaders = new Map([...trpc.procedures.keys()].map((path) => [path, { ...TRPC_HEADERS, ...headersFor(path) }]));
+  const directHeaders = new Map(
+    [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_HEADERS, ...deprecationHeadersOf(trpc.procedures, [path]) }]),
+  );
 
   /**
    * The procedure a request can take the direct way to, or undefined for tRPC's handler. Only the
@@ -174,7 +180,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       response = { result: { data: await trpc.call({ path, type, ctx, getRawInput }) } };
     } catch (cause) {
       const error = trpc.toTRPCError(cause);
-      trpcOptions.onError({ error, req: request, type, path, input, ctx });
+      trpcOptions.onError?.({ error, req: request, type, path, input, ctx });
       errors = [error];
       response = { error: trpc.errorShape({ error, type, path, input, ctx }) };
     }
