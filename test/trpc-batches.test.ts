@@ -65,6 +65,13 @@ function call(client: Client, run: string, i: number): [Promise<unknown>, Expect
 }
 
 describe.each(clients())('%s', (_name, makeClient) => {
+  it.each([12, 60, 200])('%i concurrent pets.get calls, one batch of queries where the link batches', async (count) => {
+    const client = makeClient();
+    const pets = await Promise.all(Array.from({ length: count }, () => client.pets.get.query({ petId: existing.id })));
+    expect(pets).toEqual(Array(count).fill(existing));
+  });
+
+
   it.each([1, 12, 60, 200])('%i concurrent mixed calls each get their own answer', async (count) => {
     const client = makeClient();
     const run = `${_name}-${count}`;
