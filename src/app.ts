@@ -20,6 +20,7 @@ import { healthPlugin } from './http/health-plugin.js';
 import { requestLogController } from './http/request-logging.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
+import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
@@ -82,7 +83,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     genReqId: () => randomUUID(),
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
-    // Errors Fastify raises before routing (a URL with broken percent-encoding).
+    // A path with an undecodable percent-encoding routes like any other, its encoding kept as sent.
+    rewriteUrl: (request) => escapeUndecodablePath(request.url ?? '/'),
+    // Errors Fastify raises before routing.
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);

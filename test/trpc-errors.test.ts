@@ -113,7 +113,9 @@ describe('raw requests under /trpc that never reach a procedure', () => {
   it.each([
     ['no procedure segment', '/trpc', 404, 'NOT_FOUND'],
     ['two segments', '/trpc/pets/list', 404, 'NOT_FOUND'],
+    // tRPC's handler refuses these itself ("Invalid URL-encoding in path").
     ['a malformed percent-encoding in the path', '/trpc/pets.li%E0%A4%At', 400, 'BAD_REQUEST'],
+    ['an undecodable byte in the path', '/trpc/pets.list%ZZ', 400, 'BAD_REQUEST'],
   ])('%s → %i in tRPC’s shape', async (_label, path, status, code) => {
     await expectTrpcError(await server.request(path), status, code);
   });

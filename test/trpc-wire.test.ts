@@ -169,6 +169,7 @@ const battery: WireRequest[] = [
   get('list, Basic scheme', '/trpc/pets.list', { authorization: `Basic ${Buffer.from(`u:${API_KEY}`).toString('base64')}` }),
   get('get, no key, invalid input', `/trpc/pets.get?input=%7B`, NO_KEY),
   get('list, percent-encoded procedure name', `/trpc/pets.%6Cist`),
+  get('list, undecodable procedure name', `/trpc/pets.list%ZZ`),
 
   // Single mutations, POST.
   post('create, unicode name', '/trpc/pets.create', newPet('Ünïcødé 🐈‍⬛ שלום 名前')),
@@ -297,6 +298,8 @@ const LISTED_DIFFERENCES: Record<string, string> = {
   'create, no content type': 'A body without Content-Type: Fastify’s 415, in tRPC’s shape.',
   'a trailing slash': 'No route: stock leaves it to Fastify’s default 404 body; under /trpc we answer 404 in tRPC’s shape.',
   'two segments': 'As above: a 404 in tRPC’s shape instead of Fastify’s default body.',
+  'list, undecodable procedure name':
+    'Fastify cannot decode the path and refuses it (400) in its own shape; we route it with its encoding kept as sent, and answer tRPC’s own 400 "Invalid URL-encoding in path", as JSON (tRPC’s handler sends that one as text/plain).',
 };
 
 /** Headers only the service sends, and why (compared on their own, not against the reference). */

@@ -48,6 +48,15 @@ function sendJson(reply: FastifyReply, status: number, headers: Record<string, s
   return reply.code(status).headers(headers).send(Buffer.from(text));
 }
 
+function decodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a request target (path and query) is under /trpc. */
 export function isTrpcTarget(target: string): boolean {
   return target.startsWith(TRPC_PREFIX) && ['/', '?', undefined].includes(target[TRPC_PREFIX.length]);
@@ -220,6 +229,10 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
     const { path } = request.params;
+    // tRPC decodes the path once more and refuses what it cannot decode, but as text/plain: the
+    // same answer here, as JSON. (A URL that Fastify itself could not decode arrives with its `%`
+    // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
+    if (path.includes('%') && !decodable(path)) return requestErrors.send(reply, 400, `Invalid URL-encoding in path "${path}"`);
     const procedure = directProcedure(request, path);
     if (procedure) return answerDirectly(request, reply, procedure);
     await fastifyRequestHandler({ ...trpcOptions, req: request, res: reply, path });

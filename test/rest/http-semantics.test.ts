@@ -79,6 +79,8 @@ describe('authentication before any input check', () => {
     ['a 150-digit petId', `/v1/pets/${'1'.repeat(150)}`],
     ['a non-integer petId', '/v1/pets/abc'],
     ['an encoded slash in petId', '/v1/pets/1%2F2'],
+    ['an undecodable petId', '/v1/pets/%ZZ'],
+    ['a petId that is not UTF-8', '/v1/pets/%E0%A4%A'],
     ['a bad limit', '/v1/pets?limit=abc'],
     ['a repeated limit', '/v1/pets?limit=1&limit=2'],
   ])('%s without a key → 401', async (_label, path) => {
@@ -115,6 +117,14 @@ describe('one percent-decoding rule for the whole path', () => {
     await expectError(await server.request('/v1/pets%2F1'), 404, 'NOT_FOUND');
     await expectError(await server.request('/v1/pets/%2531'), 400, 'BAD_REQUEST', /petId: must be an integer/);
     await expectError(await server.request('/v1/pets/1%2F'), 400, 'BAD_REQUEST', /petId: must be an integer/);
+  });
+
+  it('so does an encoding nothing can decode', async () => {
+    await expectError(await server.request('/v1/pets/%ZZ'), 400, 'BAD_REQUEST', /petId: must be an integer/);
+    await expectError(await server.request('/v1/pets/%E0%A4%A'), 400, 'BAD_REQUEST', /petId: must be an integer/);
+    await expectError(await server.request('/v1/p%ZZets'), 404, 'NOT_FOUND');
+    const response = await server.request('/v1/pets/%ZZ', { method: 'DELETE' });
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
   });
 });
 
