@@ -12,7 +12,7 @@ import { appRouter } from './api/root-router.js';
 import type { Context } from './api/context.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
-import type { Config } from './config.js';
+import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { describeClientError, envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
@@ -24,7 +24,8 @@ import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
-import { FixedWindowLimiter } from './limits/fixed-window-limiter.js';
+import { StorageHealth } from './db/storage-health.js';
+import { createRequestLimits } from './limits/request-limits.js';
 import { createPetRepository } from './pets/pet-repository.js';
 
 export type AppConfig = Pick<
@@ -36,12 +37,34 @@ export type AppConfig = Pick<
   | 'idempotencyTtlMs'
   | 'corsOrigins'
   | 'trustProxy'
+  | 'requestTimeoutMs'
+  | 'headersTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'redisUrl'
 >;
 
 export interface AppDependencies {
   config: AppConfig;
   database: Database;
   logger: Logger;
+}
+
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count becomes a function: Fastify 5 turns a number into
+ * "trust nothing" (it cannot tell the proxies from a client that connects directly); ours trusts
+ * exactly the last `hops` addresses, which is right when every request comes through them.
+ */
+function fastifyTrustProxy(trustProxy: TrustProxy) {
+  if (typeof trustProxy === 'number') return (_address: string, hop: number) => hop < trustProxy;
+  return trustProxy;
+}
+
+/**
+ * How often Node looks for requests past their header or request timeout (its default is 30 s,
+ * which would let a slow client hold a connection that much longer than the timeout).
+ */
+function connectionsCheckingInterval(config: AppConfig): number {
+  return Math.max(100, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4)));
 }
 
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
@@ -51,15 +74,20 @@ const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control':
  * What a procedure receives, per request, on either surface. Exported so that test/trpc-wire.test.ts
  * can give tRPC's stock Fastify adapter exactly the same context.
  */
-export function createContextFactory(config: AppConfig, database: Database) {
+export function createContextFactory(
+  config: AppConfig,
+  database: Database,
+  { keyRateLimiter, storage }: { keyRateLimiter: Context['keyRateLimiter']; storage: StorageHealth },
+) {
   const pets = createPetRepository(database);
   const idempotency = createIdempotencyStore(database.transactions, config.idempotencyTtlMs);
-  const keyRateLimiter = config.rateLimitPerMinute > 0 ? new FixedWindowLimiter(config.rateLimitPerMinute) : null;
   return (request: FastifyRequest, reply: FastifyReply): Context => ({
     identity: request.identity,
     authRetryAfterSeconds: request.authRetryAfterSeconds,
+    authFault: request.authFault,
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,
+    storage,
     setHeaders: (headers) => void reply.headers(headers),
     pets,
     idempotency,
@@ -76,8 +104,18 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     bodyLimit: config.bodyLimitBytes,
     // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-limits.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    http: { maxHeaderSize: MAX_REQUEST_HEAD_BYTES },
-    trustProxy: config.trustProxy,
+    http: {
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(config),
+    },
+    trustProxy: fastifyTrustProxy(config.trustProxy),
+    // Slow clients (docs/security.md, "Slow clients"): the whole request, its headers, and any
+    // silence on the connection are bounded; past them the client gets 408 where HTTP allows
+    // one, and the connection is closed.
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
     // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -99,11 +137,21 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  const createContext = createContextFactory(config, database);
+  const limits = await createRequestLimits(config, logger);
+  app.addHook('onClose', () => limits.close());
+  await limits.ready();
+  const storage = new StorageHealth();
+  const createContext = createContextFactory(config, database, { keyRateLimiter: limits.perKey, storage });
 
   await app.register(authentication, {
-    verifier: createApiKeyVerifier({ envKeys: config.apiKeys, store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }) }),
-    failureLimiter: new FixedWindowLimiter(config.authFailuresPerMinute),
+    verifier: createApiKeyVerifier({
+      envKeys: config.apiKeys,
+      store: createApiKeyStore(database.prisma, {
+        sqlite: database.sqlite,
+        onBookkeepingError: (error) => logger.warn({ err: error }, 'could not note the use of an API key (last_used_at)'),
+      }),
+    }),
+    failureLimiter: limits.authFailures,
   });
 
   if (config.corsOrigins.length > 0) {
@@ -140,7 +188,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),
   );
 
-  await app.register(healthPlugin, { database });
+  await app.register(healthPlugin, { database, storage });
   await app.register(trpcPlugin, { prefix: TRPC_PREFIX, router: appRouter, createContext });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;

@@ -1,6 +1,7 @@
 // The service's settings: read from the environment once, at start-up, and validated here.
 // Nothing else in the code reads process.env; everything else receives a `Config`.
 import { existsSync } from 'node:fs';
+import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { providerOf } from './db/providers.js';
 
@@ -52,8 +53,54 @@ const settingsSchema = z
     CORS_ORIGINS: commaSeparated(
       z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }),
     ),
-    TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+    TRUST_PROXY: z
+      .string()
+      .default('false')
+      .transform((value, context) => parseTrustProxy(value.trim(), context)),
+    REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+    HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
+    IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
+    REDIS_URL: z
+      .url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' })
+      .optional(),
+  })
+  .refine((s) => s.HEADERS_TIMEOUT_MS <= s.REQUEST_TIMEOUT_MS, {
+    path: ['HEADERS_TIMEOUT_MS'],
+    message: 'must not be longer than REQUEST_TIMEOUT_MS (the headers are part of the request)',
   });
+
+/**
+ * TRUST_PROXY: `false`; a hop count (the number of proxies in front of every request); or the
+ * proxies' addresses/CIDRs (and proxy-addr's names loopback, linklocal, uniquelocal). `true`
+ * (trust every hop) is refused: the left-most X-Forwarded-For entry is whatever the client wrote.
+ */
+function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
+  if (value === 'false') return false;
+  if (value === 'true') {
+    context.addIssue({
+      code: 'custom',
+      message: 'true would trust every hop, so a client could choose its own address; name the proxies (10.0.0.0/8,::1) or give their number (1)',
+    });
+    return z.NEVER;
+  }
+  const hops = /^\d+$/.test(value) ? Number(value) : undefined;
+  if (hops !== undefined && hops >= 1 && hops <= 100) return hops;
+  const proxies = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  try {
+    proxyAddr.compile(proxies); // the parser Fastify itself uses on these values
+    if (hops === undefined && proxies.length > 0) return proxies;
+  } catch {
+    // reported below
+  }
+  context.addIssue({
+    code: 'custom',
+    message: 'must be false, a hop count (1–100), or the proxies\' addresses/CIDRs, comma-separated (10.0.0.0/8,fd00::/8)',
+  });
+  return z.NEVER;
+}
+
+/** See parseTrustProxy. */
+export type TrustProxy = false | number | string[];
 
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
@@ -70,15 +117,26 @@ export interface Config {
   apiKeys: string[];
   logLevel: (typeof LOG_LEVELS)[number];
   bodyLimitBytes: number;
-  /** Requests per API key per minute, per instance; 0 turns the limit off. */
+  /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
   rateLimitPerMinute: number;
   /** Failed authentications per client address per minute before 429. */
   authFailuresPerMinute: number;
   idempotencyTtlMs: number;
   /** Browser origins allowed by CORS; empty: CORS is off. */
   corsOrigins: string[];
-  /** Take the client address from X-Forwarded-For (behind a load balancer). */
-  trustProxy: boolean;
+  /**
+   * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
+   * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
+   */
+  trustProxy: TrustProxy;
+  /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
+  headersTimeoutMs: number;
+  /** A connection with no traffic either way this long is closed (keep-alive connections included). */
+  idleTimeoutMs: number;
+  /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
+  redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -112,7 +170,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
     idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
     corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-    trustProxy: s.TRUST_PROXY === 'true',
+    trustProxy: s.TRUST_PROXY,
+    requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
+    idleTimeoutMs: s.IDLE_TIMEOUT_MS,
+    redisUrl: s.REDIS_URL,
   };
 }
 

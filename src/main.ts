@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateDatabase, openDatabase } from './db/database.js';
+import { providerOf, sqliteFilePath } from './db/providers.js';
 import { createLogger } from './logger.js';
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
@@ -24,9 +25,28 @@ function readConfig(): Config {
 const config = readConfig();
 const logger = createLogger(config);
 
-const applied = await migrateDatabase(config.databaseUrl);
+/**
+ * A database that cannot be opened (a read-only or missing directory, a server that refuses) stops
+ * start-up with one clear line, not a driver's stack trace.
+ */
+async function orStop<T>(step: Promise<T>): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const where = providerOf(config.databaseUrl) === 'sqlite' ? `the SQLite file ${sqliteFilePath(config.databaseUrl)}` : 'the PostgreSQL database';
+    const hint =
+      providerOf(config.databaseUrl) === 'sqlite'
+        ? ' Check that its directory exists, or can be created, and is writable by this user.'
+        : ' Check DATABASE_URL and that the server is running.';
+    logger.fatal({ reason, code: (error as { code?: unknown }).code }, `Cannot open ${where}: ${reason}.${hint}`);
+    process.exit(1);
+  }
+}
+
+const applied = await orStop(migrateDatabase(config.databaseUrl));
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
-const database = await openDatabase(config);
+const database = await orStop(openDatabase(config));
 
 if (config.apiKeys.length === 0) {
   const keys = createApiKeyStore(database.prisma);

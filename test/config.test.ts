@@ -20,6 +20,10 @@ describe('parseConfig', () => {
       idempotencyTtlMs: 86_400_000,
       corsOrigins: [],
       trustProxy: false,
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      idleTimeoutMs: 72_000,
+      redisUrl: undefined,
     });
   });
 
@@ -39,7 +43,11 @@ describe('parseConfig', () => {
       AUTH_FAILURES_PER_MINUTE: '5',
       IDEMPOTENCY_TTL_HOURS: '0.5',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.10,fd00::/8',
+      REQUEST_TIMEOUT_MS: '20000',
+      HEADERS_TIMEOUT_MS: '5000',
+      IDLE_TIMEOUT_MS: '65000',
+      REDIS_URL: 'redis://cache.internal:6379/2',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -56,7 +64,11 @@ describe('parseConfig', () => {
       authFailuresPerMinute: 5,
       idempotencyTtlMs: 1_800_000,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
-      trustProxy: true,
+      trustProxy: ['10.0.0.0/8', '192.168.1.10', 'fd00::/8'],
+      requestTimeoutMs: 20_000,
+      headersTimeoutMs: 5_000,
+      idleTimeoutMs: 65_000,
+      redisUrl: 'redis://cache.internal:6379/2',
     });
   });
 
@@ -67,6 +79,15 @@ describe('parseConfig', () => {
     ['postgres://pets:secret@127.0.0.1/pets?sslmode=require', 'postgresql'],
   ])('accepts DATABASE_URL %s (%s)', (url) => {
     expect(parseConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+  });
+
+  it.each([
+    ['false', false],
+    ['2', 2],
+    ['loopback', ['loopback']],
+    ['127.0.0.1,::1', ['127.0.0.1', '::1']],
+  ])('accepts TRUST_PROXY=%s', (value, expected) => {
+    expect(parseConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
   it('treats empty values as unset', () => {
@@ -89,6 +110,13 @@ describe('parseConfig', () => {
     [{ RATE_LIMIT_PER_MINUTE: '-1' }, /RATE_LIMIT_PER_MINUTE/],
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS/],
     [{ TRUST_PROXY: 'yes' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: 'true' }, /TRUST_PROXY: true would trust every hop/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '0' }, /TRUST_PROXY/],
+    [{ REQUEST_TIMEOUT_MS: '10' }, /REQUEST_TIMEOUT_MS/],
+    [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, /HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/],
+    [{ IDLE_TIMEOUT_MS: '0' }, /IDLE_TIMEOUT_MS/],
+    [{ REDIS_URL: 'http://cache:6379' }, /REDIS_URL/],
   ])('refuses %o', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

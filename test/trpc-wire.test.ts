@@ -20,7 +20,8 @@ import { migrateDatabase, openDatabase, type Database } from '../src/db/database
 import { authentication } from '../src/http/authentication.js';
 import { MAX_PARAM_LENGTH } from '../src/http/request-limits.js';
 import { trpcHandlerOptions } from '../src/http/trpc-plugin.js';
-import { FixedWindowLimiter } from '../src/limits/fixed-window-limiter.js';
+import { createRequestLimits } from '../src/limits/request-limits.js';
+import { StorageHealth } from '../src/db/storage-health.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { API_KEY, startTestServer, TEST_CONFIG, type TestServer } from './support/test-server.js';
 
@@ -34,14 +35,14 @@ async function startReference() {
     bodyLimit: TEST_CONFIG.bodyLimitBytes,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
+  const limits = await createRequestLimits(TEST_CONFIG, pino({ level: 'silent' }));
+  app.addHook('onClose', () => limits.close());
   await app.register(authentication, {
     verifier: createApiKeyVerifier({ envKeys: TEST_CONFIG.apiKeys, store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }) }),
-    failureLimiter: new FixedWindowLimiter(TEST_CONFIG.authFailuresPerMinute),
+    failureLimiter: limits.authFailures,
   });
-  await app.register(fastifyTRPCPlugin, {
-    prefix: '/trpc',
-    trpcOptions: trpcHandlerOptions(appRouter, createContextFactory(TEST_CONFIG, database)),
-  });
+  const createContext = createContextFactory(TEST_CONFIG, database, { keyRateLimiter: limits.perKey, storage: new StorageHealth() });
+  await app.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions: trpcHandlerOptions(appRouter, createContext) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no port');

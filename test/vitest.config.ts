@@ -1,6 +1,7 @@
 // `npm test` runs the behaviour suites (everything built on test/support/test-server.ts) once on
 // SQLite and once on PostgreSQL, and the rest (settings, start-up, migrations, several processes,
-// database outage) once: those choose their databases themselves.
+// database outage) once: those choose their databases themselves. test/global-setup.ts provides the
+// PostgreSQL server for the whole run.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -19,6 +20,7 @@ export default defineConfig({
     root: fileURLToPath(new URL('..', import.meta.url)),
     // Two cores, shared: a few files at a time, and every wait in the tests has its own bound.
     maxWorkers: 2,
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

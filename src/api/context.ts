@@ -2,7 +2,9 @@
 // and the data access it may use. Built per request by src/app.ts for both surfaces.
 import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
-import type { FixedWindowLimiter } from '../limits/fixed-window-limiter.js';
+import type { DatabaseFault } from '../db/database-errors.js';
+import type { StorageHealth } from '../db/storage-health.js';
+import type { Limiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
 
 export interface Context {
@@ -12,8 +14,12 @@ export interface Context {
   authRetryAfterSeconds: number;
   /** The request's Idempotency-Key header, parsed (only createPet uses it). */
   idempotencyKey: { key?: string; error?: string };
+  /** The database could not check the caller's key: answered 503 (src/http/authentication.ts). */
+  authFault: DatabaseFault | null;
   /** Requests per API key; null when the limit is off. */
-  keyRateLimiter: FixedWindowLimiter | null;
+  keyRateLimiter: Limiter | null;
+  /** Told of every write's outcome, so /readyz can report a full disk (src/db/storage-health.ts). */
+  storage: StorageHealth;
   /** Adds headers to the response, whichever surface it goes out on. */
   setHeaders(headers: Record<string, string>): void;
   pets: PetRepository;

@@ -1,7 +1,7 @@
 // The only place that calls initTRPC. It exports the building blocks the routers use.
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { isDatabaseUnavailable } from '../db/database-errors.js';
+import { DATABASE_FAULT_MESSAGES, databaseFault, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
 import type { Deprecation } from '../http/deprecation.js';
 import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
 import type { Context } from './context.js';
@@ -30,24 +30,32 @@ const t = initTRPC
 /** Builds a router; one per domain (src/pets/pets-router.ts), merged in src/api/root-router.ts. */
 export const router = t.router;
 
-/** What a client is told when the database cannot serve: nothing about why, just that retrying makes sense. */
-export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable at the moment; try again shortly.';
+/** The 503 for a database fault, with Retry-After: clients and load balancers retry, and may. */
+function serviceUnavailable(ctx: Context, fault: DatabaseFault, cause?: unknown): TRPCError {
+  ctx.setHeaders({ 'retry-after': String(RETRY_AFTER_SECONDS[fault]) });
+  return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: DATABASE_FAULT_MESSAGES[fault], cause });
+}
 
 /**
- * A database that is unreachable, restarting or overloaded (src/db/database-errors.ts decides) is
- * a 503 SERVICE_UNAVAILABLE, so clients and load balancers retry, not a 500 that says the request
- * itself is broken. The one place this mapping is made, for both surfaces (REST takes the status
- * from the tRPC code).
+ * A database that is unreachable, restarting, overloaded or out of space (src/db/database-errors.ts
+ * decides) is a 503 SERVICE_UNAVAILABLE with Retry-After, so clients and load balancers retry, not
+ * a 500 that says the request itself is broken. The one place this mapping is made, for both
+ * surfaces (REST takes the status from the tRPC code). Every outcome of a mutation is also told to
+ * the storage health (/readyz).
  */
-function databaseUnavailableAs503<T extends { ok: boolean; error?: TRPCError }>(result: T): T {
-  if (!result.ok && result.error && isDatabaseUnavailable(result.error.cause)) {
-    throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: DATABASE_UNAVAILABLE_MESSAGE, cause: result.error.cause });
+function databaseFaultAs503<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, type: string, result: T): T {
+  if (result.ok) {
+    if (type === 'mutation') ctx.storage.noteWriteCommitted();
+    return result;
   }
-  return result;
+  const fault = result.error ? databaseFault(result.error.cause) : null;
+  if (fault === null) return result;
+  ctx.storage.noteFault(fault);
+  throw serviceUnavailable(ctx, fault, result.error!.cause);
 }
 
 /** For procedures anyone may call. The contract has none today; health checks live outside tRPC. */
-export const publicProcedure = t.procedure.use(async ({ next }) => databaseUnavailableAs503(await next()));
+export const publicProcedure = t.procedure.use(async ({ ctx, type, next }) => databaseFaultAs503(ctx, type, await next()));
 
 /**
  * For procedures that need a valid API key (all of the contract's): authentication, then the
@@ -56,9 +64,10 @@ export const publicProcedure = t.procedure.use(async ({ next }) => databaseUnava
  * call counts, on either surface. One middleware, not three: tRPC copies the call's options at
  * each one, a measurable share of a small request (docs/benchmarks.md).
  */
-export const protectedProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
   const { identity } = ctx;
   if (!identity) {
+    if (ctx.authFault) throw serviceUnavailable(ctx, ctx.authFault);
     if (ctx.authRetryAfterSeconds > 0) {
       ctx.setHeaders({ 'retry-after': String(ctx.authRetryAfterSeconds) });
       throw new TRPCError({
@@ -69,7 +78,9 @@ export const protectedProcedure = t.procedure.use(async ({ ctx, next }) => {
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'A valid API key is required: send "Authorization: Bearer <key>".' });
   }
   if (ctx.keyRateLimiter) {
-    const decision = ctx.keyRateLimiter.hit(identity.keyId);
+    // The one place a request is counted against its key's budget, and refused past it.
+    const taken = ctx.keyRateLimiter.take(identity.keyId);
+    const decision = taken instanceof Promise ? await taken : taken; // in memory: no extra tick
     ctx.setHeaders(rateLimitHeaders('per-key', decision, ctx.keyRateLimiter.windowMs));
     if (!decision.allowed) {
       throw new TRPCError({
@@ -78,7 +89,7 @@ export const protectedProcedure = t.procedure.use(async ({ ctx, next }) => {
       });
     }
   }
-  return databaseUnavailableAs503(await next({ ctx: { identity } }));
+  return databaseFaultAs503(ctx, type, await next({ ctx: { identity } }));
 });
 
 /** Calls procedures in-process, e.g. from tests or scripts, through the same middleware. */

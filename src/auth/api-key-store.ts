@@ -8,6 +8,16 @@ import { generateApiKey, hashApiKey } from './api-keys.js';
 /** last_used_at is written at most this often per key: a request must not cost a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+export interface ApiKeyStoreOptions {
+  sqlite?: Sqlite.Database | null;
+  now?: () => Date;
+  /**
+   * Told when writing last_used_at failed (a full disk, a lock, an outage). That write is
+   * bookkeeping: it runs beside the request, never fails it, and is tried again on a later one.
+   */
+  onBookkeepingError?: (error: unknown) => void;
+}
+
 export interface ApiKeyRecord {
   id: number;
   name: string;
@@ -54,9 +64,20 @@ function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
 
 export function createApiKeyStore(
   prisma: PrismaClient,
-  options: { sqlite?: Sqlite.Database | null; now?: () => Date } = {},
+  options: ApiKeyStoreOptions = {},
 ): ApiKeyStore {
   const now = options.now ?? (() => new Date());
+  const onBookkeepingError = options.onBookkeepingError ?? (() => {});
+  /** Keys whose last_used_at write is under way: one at a time per key. */
+  const writing = new Set<number>();
+  const noteUse = (id: number, at: Date) => {
+    if (writing.has(id)) return;
+    writing.add(id);
+    prisma.apiKey
+      .update({ where: { id }, data: { lastUsedAt: at } })
+      .catch(onBookkeepingError)
+      .finally(() => writing.delete(id));
+  };
   const lookup: KeyLookup = options.sqlite
     ? sqliteKeyLookup(options.sqlite)
     : (hash) => prisma.apiKey.findUnique({ where: { hash }, select: { id: true, revokedAt: true, lastUsedAt: true } });
@@ -66,7 +87,7 @@ export function createApiKeyStore(
       if (!key || key.revokedAt) return null;
       const at = now();
       if (!key.lastUsedAt || at.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-        await prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: at } });
+        noteUse(key.id, at);
       }
       return { id: key.id };
     },

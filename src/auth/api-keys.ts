@@ -31,9 +31,17 @@ export function generateApiKey(): string {
   return `ask_${randomBytes(32).toString('base64url')}`;
 }
 
+/** The digest of the key in an `Authorization` header value, or null when it is missing or malformed. */
+export function digestOfHeader(header: string | undefined): string | null {
+  const token = bearerToken(header);
+  return token === null ? null : hashApiKey(token);
+}
+
 export interface ApiKeyVerifier {
   /** The identity behind an `Authorization` header value, or null (missing, malformed, unknown, revoked). */
   authenticate(authorizationHeader: string | undefined): Promise<ApiKeyIdentity | null>;
+  /** The identity behind a key's digest (digestOfHeader), or null (unknown, revoked). */
+  authenticateDigest(digest: string): Promise<ApiKeyIdentity | null>;
 }
 
 export function createApiKeyVerifier(options: { envKeys: readonly string[]; store?: ApiKeyStore }): ApiKeyVerifier {
@@ -41,11 +49,13 @@ export function createApiKeyVerifier(options: { envKeys: readonly string[]; stor
     const digest = Buffer.from(hashApiKey(key), 'hex');
     return { digest, identity: { keyId: `env-${digest.subarray(0, 4).toString('hex')}` } };
   });
-  return {
+  const verifier: ApiKeyVerifier = {
     async authenticate(header) {
-      const token = bearerToken(header);
-      if (token === null) return null;
-      const hash = hashApiKey(token);
+      const digest = digestOfHeader(header);
+      return digest === null ? null : verifier.authenticateDigest(digest);
+    },
+
+    async authenticateDigest(hash) {
       const candidate = Buffer.from(hash, 'hex');
       // Every env key is compared, so the timing tells nothing of which one (if any) matched.
       let match: ApiKeyIdentity | null = null;
@@ -58,4 +68,5 @@ export function createApiKeyVerifier(options: { envKeys: readonly string[]; stor
       return stored ? { keyId: `key-${stored.id}` } : null;
     },
   };
+  return verifier;
 }

@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank, no control characters.
+             * @description The animal's name: not blank, no control characters, valid Unicode text.
              * @example Rex
              */
             name: string;
@@ -82,7 +82,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable description: which input was wrong and how. */
             message: string;
             /**
@@ -202,12 +202,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -230,7 +231,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank, no control characters.
+                     * @description The animal's name: not blank, no control characters, valid Unicode text.
                      * @example Rex
                      */
                     name: string;
@@ -348,12 +349,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -473,12 +475,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable at the moment (unreachable, restarting or overloaded); retry later. */
+            /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];

@@ -1,11 +1,16 @@
-// Which database errors mean "the database cannot serve right now" (unreachable, restarting,
-// overloaded, timed out) rather than "this query is wrong". The API answers the first kind with
-// 503, so clients and load balancers retry, and the second with 500. This is the only place that
-// knows the drivers' error kinds; src/api/trpc.ts maps the answer to SERVICE_UNAVAILABLE.
+// Which database errors mean "the database cannot serve right now" rather than "this query is
+// wrong". Two kinds, both answered 503 with Retry-After (src/api/trpc.ts), so clients and load
+// balancers retry, never 500:
+//   - 'unavailable': unreachable, restarting, overloaded, timed out, or locked by another process;
+//   - 'storage': the database cannot write: its disk is full, or writing failed (I/O error). Reads
+//     still work, and writes work again by themselves once there is room (docs/reliability.md).
+// This is the only place that knows the drivers' error kinds.
 // One runtime serves both generated clients, so their errors are instances of the same classes.
-import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import { PrismaClientKnownRequestError, PrismaClientUnknownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
+
+export type DatabaseFault = 'unavailable' | 'storage';
 
 /**
  * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
@@ -16,13 +21,25 @@ import Sqlite from 'better-sqlite3';
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
 
 /**
- * PostgreSQL SQLSTATEs that adapter-pg passes on as a plain "postgres" error: class 08 connection
- * exceptions, class 53 insufficient resources (too many connections, out of memory or disk),
- * 57014 statement cancelled (our statement_timeout), 57P01–57P03 the server is shutting down,
- * crashed or not accepting connections yet (starting up, recovering).
+ * PostgreSQL SQLSTATEs: 53100 disk full and 58030 I/O error are storage faults; the rest of class
+ * 53 (too many connections, out of memory), class 08 connection exceptions, 57014 statement
+ * cancelled (our statement_timeout), 57P01–57P03 the server is shutting down, crashed or not
+ * accepting connections yet (starting up, recovering) mean unavailable.
  */
-function isUnavailableSqlState(code: string): boolean {
-  return /^(08|53)/.test(code) || ['57014', '57P01', '57P02', '57P03'].includes(code);
+function sqlStateFault(code: string): DatabaseFault | null {
+  if (code === '53100' || code === '58030') return 'storage';
+  if (/^(08|53)/.test(code) || ['57014', '57P01', '57P02', '57P03'].includes(code)) return 'unavailable';
+  return null;
+}
+
+/**
+ * SQLite's result codes (better-sqlite3 names them, extended codes included, e.g. SQLITE_IOERR_WRITE):
+ * a lock held by another process past the busy timeout, or a write the disk could not take.
+ */
+function sqliteCodeFault(code: string): DatabaseFault | null {
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'unavailable';
+  if (code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_IOERR')) return 'storage';
+  return null;
 }
 
 /**
@@ -35,10 +52,14 @@ const PG_CONNECTION_FAILURES = new Set([
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',
   'Query read timeout',
+  'Client has encountered a connection error and is not queryable',
+  'Cannot use a pool after calling end on the pool',
 ]);
 
-interface DriverAdapterErrorMeta {
-  driverAdapterError?: { cause?: { kind?: string; originalCode?: string } };
+interface AdapterErrorCause {
+  kind?: string;
+  originalCode?: string;
+  code?: string;
 }
 
 /**
@@ -48,15 +69,42 @@ interface DriverAdapterErrorMeta {
  */
 const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
 
-export function isDatabaseUnavailable(error: unknown): boolean {
-  // better-sqlite3 itself, for the statements prepared on its handle: a lock held by another
-  // process past the busy timeout (SQLITE_BUSY and its extended codes).
-  if (error instanceof Sqlite.SqliteError) return error.code.startsWith('SQLITE_BUSY');
-  if (error instanceof Error && isDriverAdapterError(error)) return UNAVAILABLE_ADAPTER_KINDS.has(error.cause.kind);
-  if (error instanceof PrismaClientKnownRequestError) {
-    if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return true;
-    const cause = (error.meta as DriverAdapterErrorMeta | undefined)?.driverAdapterError?.cause;
-    return cause?.kind === 'postgres' && typeof cause.originalCode === 'string' && isUnavailableSqlState(cause.originalCode);
-  }
-  return error instanceof Error && PG_CONNECTION_FAILURES.has(error.message);
+/** A driver adapter's error description: its kind, and for `sqlite`/`postgres` the driver's own code. */
+function adapterCauseFault(cause: AdapterErrorCause | undefined): DatabaseFault | null {
+  if (!cause?.kind) return null;
+  if (UNAVAILABLE_ADAPTER_KINDS.has(cause.kind)) return 'unavailable';
+  // The SQLite adapter keeps better-sqlite3's code name as `originalCode` (its `extendedCode` is 1
+  // for every named code); the PostgreSQL adapter keeps the SQLSTATE there.
+  if (cause.kind === 'sqlite' && typeof cause.originalCode === 'string') return sqliteCodeFault(cause.originalCode);
+  if (cause.kind === 'postgres' && typeof cause.originalCode === 'string') return sqlStateFault(cause.originalCode);
+  return null;
 }
+
+/** What kind of "cannot serve now" `error` is, or null when it is not one (a bug, a bad query). */
+export function databaseFault(error: unknown): DatabaseFault | null {
+  // better-sqlite3 itself, for the statements prepared on its handle.
+  if (error instanceof Sqlite.SqliteError) return sqliteCodeFault(error.code);
+  if (error instanceof Error && isDriverAdapterError(error)) return adapterCauseFault(error.cause as AdapterErrorCause);
+  if (error instanceof PrismaClientKnownRequestError) {
+    if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return 'unavailable';
+    return adapterCauseFault((error.meta as { driverAdapterError?: { cause?: AdapterErrorCause } } | undefined)?.driverAdapterError?.cause);
+  }
+  if (error instanceof PrismaClientUnknownRequestError) {
+    // Prisma wraps some driver failures (a COMMIT that failed) without a code: look at the cause.
+    return databaseFault((error as { cause?: unknown }).cause);
+  }
+  if (error instanceof Error && PG_CONNECTION_FAILURES.has(error.message)) return 'unavailable';
+  // Node's own socket errors from pg while (re)connecting.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return 'unavailable';
+  return null;
+}
+
+/** Seconds a client is asked to wait (Retry-After) before retrying after each kind of fault. */
+export const RETRY_AFTER_SECONDS: Record<DatabaseFault, number> = { unavailable: 2, storage: 30 };
+
+/** What a client is told: nothing about why, just that retrying makes sense. */
+export const DATABASE_FAULT_MESSAGES: Record<DatabaseFault, string> = {
+  unavailable: 'The database is unavailable at the moment; try again shortly.',
+  storage: 'The database cannot store anything at the moment (no space left); reads still work; try again later.',
+};

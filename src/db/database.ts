@@ -10,12 +10,13 @@ import type {
   SqlDriverAdapterFactory,
   SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
+import { busyRetryingStatements, busyRetryingTransactions, immediateTransactions, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 
 /**
  * The client the repositories use, whichever the provider. Both generated clients come from the
@@ -56,8 +57,11 @@ export type DatabaseSettings = Pick<
   'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'
 >;
 
-/** How long a writer waits for SQLite's lock before giving up (another process may hold it). */
-const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+/**
+ * How long a migration waits for SQLite's lock (another instance may be migrating too). The
+ * service's own connections wait differently, without blocking the process: sqlite-busy-retry.ts.
+ */
+const MIGRATION_BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * How much longer the client waits for an answer than the server's statement_timeout: the server
@@ -66,10 +70,10 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 const CLIENT_QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
-function sqliteAdapter(databaseUrl: string) {
+function sqliteAdapter(databaseUrl: string, busyTimeoutMs: number) {
   const file = sqliteFilePath(databaseUrl);
   mkdirSync(dirname(file), { recursive: true });
-  return new PrismaBetterSqlite3({ url: file, timeout: SQLITE_BUSY_TIMEOUT_MS });
+  return new PrismaBetterSqlite3({ url: file, timeout: busyTimeoutMs });
 }
 
 function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
@@ -86,6 +90,22 @@ function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
   };
 }
 
+/** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
+function ignoreConnectionError(): void {}
+
+/**
+ * The pool, with an 'error' listener on every connection for as long as it lives. A server that
+ * ends connections (a restart, pg_terminate_backend) makes each report an 'error' event, and one
+ * that arrives while no one listens (pg-pool and the adapter listen only at some moments of a
+ * connection's life) would end the process: seen under pg_terminate_backend in
+ * test/reliability/database-faults.test.ts.
+ */
+function postgresPool(settings: DatabaseSettings): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings));
+  pool.on('connect', (client) => client.on('error', ignoreConnectionError));
+  return pool;
+}
+
 function requireProvider(databaseUrl: string): Provider {
   const provider = providerOf(databaseUrl);
   if (!provider) throw new Error(`Unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
@@ -94,7 +114,7 @@ function requireProvider(databaseUrl: string): Provider {
 
 function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFactory {
   return requireProvider(databaseUrl) === 'sqlite'
-    ? sqliteAdapter(databaseUrl)
+    ? sqliteAdapter(databaseUrl, MIGRATION_BUSY_TIMEOUT_MS)
     : new PrismaPg({ connectionString: databaseUrl, max: 1 });
 }
 
@@ -144,12 +164,13 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
  *   corrupt.
  * - journal_size_limit: the WAL file is truncated to 64 MiB after a checkpoint, so a burst of
  *   writes does not leave a large file behind.
- * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`.
+ * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
+ * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
  * They run on the adapter connection, not through Prisma's query API: the first Prisma query
  * loads its query compiler (~30 MB, ~90 ms here), which the hot paths never need.
  */
 async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
-  const connection = await sqliteAdapter(databaseUrl).connect();
+  const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();
   for (const pragma of ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`]) {
     await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
   }
@@ -162,7 +183,9 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   const ping = (prisma: PrismaClient) => async () => void (await prisma.$queryRawUnsafe('SELECT 1'));
 
   if (provider === 'postgresql') {
-    const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(postgresPoolConfig(settings)) });
+    const postgres = new PostgresPrismaClient({
+      adapter: new PrismaPg(postgresPool(settings), { disposeExternalPool: true, onPoolError: ignoreConnectionError }),
+    });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
     return { provider, prisma, sqlite: null, transactions: prisma, ping: ping(prisma), close: () => prisma.$disconnect() };
@@ -170,8 +193,11 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
 
   const connection = await openSqliteConnection(settings.databaseUrl);
   const transactionConnection = await openSqliteConnection(settings.databaseUrl);
-  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(connection) });
-  const transactions = new SqlitePrismaClient({ adapter: sharedConnection(transactionConnection) });
+  // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
+  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
+  const transactions = busyRetryingTransactions(
+    new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(immediateTransactions(transactionConnection))) }),
+  );
   return {
     provider,
     prisma,

@@ -1,41 +1,175 @@
 // Puts the caller's identity on every request (`request.identity`, null when the key is missing or
 // wrong), so that both surfaces see the same answer; each surface then decides how to refuse.
-// It also limits failed attempts per client address: past the limit, keys from that address are
-// not even checked until the window resets, so keys cannot be guessed at speed.
-import type { FastifyPluginAsync } from 'fastify';
+//
+// It also limits wrong keys per client address (src/limits/client-address.ts): the attempt is
+// counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
+// pipelined guesses from one address cannot all be checked before the first failure is counted:
+// at most the limit are ever checked per window. Past the limit, keys from that address are not
+// even checked until the window resets. A key seen valid recently, or being checked for another
+// request at that moment (whose answer this one then shares), takes nothing from the budget while
+// the address is not locked out, so that a genuine client's many concurrent requests do not use
+// it up while their lookups are in flight.
+//
+// A database fault while checking a stored key (unreachable, disk full) is not a wrong key: the
+// request is marked with it (`request.authFault`) and the surfaces answer 503 with Retry-After.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { ApiKeyIdentity, ApiKeyVerifier } from '../auth/api-keys.js';
-import type { FixedWindowLimiter } from '../limits/fixed-window-limiter.js';
+import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
+import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
+import { clientLimitKey } from '../limits/client-address.js';
+import type { Limiter } from '../limits/fixed-window-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     identity: ApiKeyIdentity | null;
     /** Seconds this address must wait after too many failed attempts; 0 when it may try. */
     authRetryAfterSeconds: number;
+    /** The database could not check the key: the request is answered 503. */
+    authFault: DatabaseFault | null;
   }
 }
 
 interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
   /** Counts failed attempts (a key sent, and wrong) per client address. */
-  failureLimiter: FixedWindowLimiter;
+  failureLimiter: Limiter;
+}
+
+/** How many recently valid key digests are remembered (oldest forgotten first). */
+const KNOWN_VALID_DIGESTS = 10_000;
+
+/** A set of at most `max` strings that forgets the oldest first. */
+class BoundedSet {
+  private readonly items = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(item: string): boolean {
+    return this.items.has(item);
+  }
+  add(item: string): void {
+    if (this.items.has(item)) return;
+    this.items.add(item);
+    if (this.items.size > this.max) this.items.delete(this.items.values().next().value!);
+  }
+  delete(item: string): void {
+    this.items.delete(item);
+  }
+}
+
+/** What checking a request's key came to. */
+interface Outcome {
+  identity: ApiKeyIdentity | null;
+  /** Seconds until the address may try again; 0 when it was not refused. */
+  retryAfterSeconds: number;
 }
 
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
+  const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** Checks under way, by address and digest: a request with the same key from the same address shares the answer. */
+  const checking = new Map<string, Promise<Outcome>>();
+
+  /** A key not known to be valid: the attempt is counted first, and given back when the key was right. */
+  async function firstCheck(address: string, digest: string | null): Promise<Outcome> {
+    const attempt = await failureLimiter.take(address);
+    if (!attempt.allowed) return { identity: null, retryAfterSeconds: attempt.resetSeconds };
+    let identity: ApiKeyIdentity | null;
+    try {
+      identity = digest === null ? null : await verifier.authenticateDigest(digest);
+    } catch (error) {
+      await failureLimiter.giveBack(address); // not a wrong key: it was never checked
+      throw error;
+    }
+    if (identity) {
+      knownValid.add(digest!);
+      await failureLimiter.giveBack(address);
+    }
+    return { identity, retryAfterSeconds: 0 };
+  }
+
+  /**
+   * A key being checked for another request from this address right now (its answer is shared),
+   * or seen valid recently (checked again, for revocation, without taking from the budget unless
+   * the address is locked out). Neither adds a guess; a wrong answer counts as a failure after.
+   */
+  async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined): Promise<Outcome> {
+    let outcome: Outcome;
+    if (pending) {
+      outcome = await pending;
+    } else {
+      const standing = await failureLimiter.peek(address);
+      if (!standing.allowed) return { identity: null, retryAfterSeconds: standing.resetSeconds };
+      outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
+    }
+    if (outcome.identity || outcome.retryAfterSeconds > 0) return outcome;
+    knownValid.delete(digest); // revoked since
+    const failed = await failureLimiter.take(address);
+    return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
+  }
+
   app.decorateRequest('identity', null);
   app.decorateRequest('authRetryAfterSeconds', 0);
+  app.decorateRequest('authFault', null);
+
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') return; // nothing to check, nothing guessed
-    const standing = failureLimiter.peek(request.ip);
-    if (!standing.allowed) {
-      request.authRetryAfterSeconds = standing.resetSeconds;
-      return;
+    const address = clientLimitKey(request.ip);
+    const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
+    const inFlightKey = `${address} ${digest}`;
+    const pending = digest === null ? undefined : checking.get(inFlightKey);
+    if (digest !== null && !pending && knownValid.has(digest)) {
+      // The common case, kept free of extra promises: a key seen valid, from an address not locked out.
+      const peeked = failureLimiter.peek(address);
+      const standing = peeked instanceof Promise ? await peeked : peeked;
+      if (!standing.allowed) {
+        request.authRetryAfterSeconds = standing.resetSeconds;
+        return;
+      }
+      try {
+        request.identity = await verifier.authenticateDigest(digest);
+      } catch (error) {
+        noteFault(request, error);
+        return;
+      }
+      if (request.identity) return;
     }
-    request.identity = await verifier.authenticate(header);
-    if (!request.identity) failureLimiter.hit(request.ip);
+    let outcome: Promise<Outcome>;
+    if (digest !== null && (pending || knownValid.has(digest))) {
+      outcome = laterCheck(address, digest, pending);
+    } else {
+      outcome = firstCheck(address, digest);
+      if (digest !== null) {
+        checking.set(inFlightKey, outcome);
+        outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
+      }
+    }
+    try {
+      const { identity, retryAfterSeconds } = await outcome;
+      request.identity = identity;
+      request.authRetryAfterSeconds = retryAfterSeconds;
+    } catch (error) {
+      noteFault(request, error);
+    }
   });
 };
 
+/** A database fault while checking a key marks the request (503); anything else is a bug and propagates. */
+function noteFault(request: FastifyRequest, error: unknown): void {
+  const fault = databaseFault(error);
+  if (fault === null) throw error;
+  request.authFault = fault;
+  request.log.warn({ err: error }, 'the database could not check an API key');
+}
+
 /** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route. */
 export const authentication = fp(plugin, { name: 'authentication' });
+
+/**
+ * For a request refused before its body is read (no valid key): ask Node to close the connection
+ * once the answer is sent, so the rest of the body is never read (a client trickling a large body
+ * would otherwise hold the connection while Node drains it to reach the next request).
+ */
+export function closeAfterRefusal(request: FastifyRequest, reply: FastifyReply): void {
+  const { headers } = request;
+  const announcesBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  if (announcesBody) reply.header('connection', 'close');
+}

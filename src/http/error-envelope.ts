@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   401: 'UNAUTHORIZED',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_SUPPORTED',
+  408: 'TIMEOUT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE_CONTENT',
@@ -97,7 +98,7 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
 
 /** A request Node's HTTP parser refused, as far as its raw bytes tell. */
 export interface RawClientError {
-  status: 400 | 431;
+  status: 400 | 408 | 431;
   message: string;
   /** The request line's target (path and query), when the line could be read; '' otherwise. */
   target: string;
@@ -109,14 +110,19 @@ export interface RawClientError {
 export function describeClientError(error: { code?: string; rawPacket?: unknown }): RawClientError {
   const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
   const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
-  return error.code === 'HPE_HEADER_OVERFLOW'
-    ? { status: 431, message: 'request headers are too large', target, isHead: method === 'HEAD' }
-    : { status: 400, message: 'the request is not valid HTTP', target, isHead: method === 'HEAD' };
+  const isHead = method === 'HEAD';
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'request headers are too large', target, isHead };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, message: 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)', target, isHead };
+  }
+  return { status: 400, message: 'the request is not valid HTTP', target, isHead };
 }
+
+const RAW_REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** A whole HTTP/1.1 response with `body`, written straight to the socket, for such a request. */
 export function rawHttpResponse(refusal: RawClientError, contentType: string, body: string): string {
-  const reason = refusal.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = RAW_REASONS[refusal.status] ?? 'Bad Request';
   return (
     `HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: ${contentType}\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${refusal.isHead ? '' : body}`

@@ -96,7 +96,7 @@ function responseHeaders(status: string, route: RestRoute): Record<string, unkno
   if (status === '431') return {};
   const names: HeaderName[] = ['X-Request-Id'];
   if (RATE_LIMITED_STATUSES.has(status)) names.push('RateLimit', 'RateLimit-Policy');
-  if (status === '429') names.push('Retry-After');
+  if (status === '429' || status === '503') names.push('Retry-After');
   if (status === '401') names.push('WWW-Authenticate');
   if (status === '201' && route.meta.openapi?.requestHeaders) names.push('Idempotent-Replayed');
   if (route.meta.deprecation) names.push('Deprecation', 'Sunset', 'Link');
@@ -142,7 +142,9 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
       ...route.meta.openapi?.errorResponses,
       431: 'Request headers too large: the request line and headers together are over 16 KiB.',
       500: 'Unexpected server error.',
-      503: 'The database is unavailable at the moment (unreachable, restarting or overloaded); retry later.',
+      503:
+        'The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of ' +
+        'space. Nothing was written. Retry after the `Retry-After` header\'s seconds.',
     } as Record<string, string>;
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, content: ERROR_CONTENT };

@@ -15,16 +15,19 @@
 //   onRequest      404 for an empty path segment, deprecation headers, then 429 (too many wrong
 //                  keys from this address) or 401 with the Bearer challenge without a valid key,
 //                  before the body is read or any parameter is looked at
-//   preValidation  the body is a JSON object / the query and path parameters are strict (inputProblem)
-//   handler        the procedure, and its answer or its error in the envelope
+//   handler        the procedure, and its answer or its error in the envelope; a body that is not
+//                  a JSON object, or query/path parameters that are not strict (inputProblem), are
+//                  the procedure's input error, after the key check and the per-key limit
 //
 // GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
 // one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { TRPCError } from '@trpc/server';
+import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
 import { trpcInternals } from '../api/trpc-internals.js';
+import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-errors.js';
+import { closeAfterRefusal } from './authentication.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { deprecationHeaders } from './deprecation.js';
 import { describeIssues, envelopeForFastifyError, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
@@ -159,6 +162,12 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       if (deprecation) reply.headers(deprecation);
       // Before the body is read: a caller without a key learns nothing about the input rules.
       if (!request.identity) {
+        closeAfterRefusal(request, reply);
+        if (request.authFault) {
+          reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
+          sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
+          return;
+        }
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
           sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
@@ -170,27 +179,25 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       done();
     });
 
-    procedures.addHook('preValidation', (request, reply, done) => {
-      const problem = inputProblem(restRouteOf(request), request);
-      if (problem) {
-        sendError(reply, 400, problem);
-        return;
-      }
-      done();
-    });
-
     for (const route of routes) {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-        const input = BODY_METHODS.has(route.method)
-          ? request.body
-          : restInput(route, pathParams(route, request.url), request.query as Record<string, unknown>);
+        // A malformed input is refused as the procedure's input error: after the key check and
+        // the per-key limit (protectedProcedure), so that such requests count like any other.
+        const problem = inputProblem(route, request);
+        const input =
+          problem !== null || BODY_METHODS.has(route.method)
+            ? request.body
+            : restInput(route, pathParams(route, request.url), request.query as Record<string, unknown>);
         let data: unknown;
         try {
           data = await trpc.call({
             path: route.procedure,
             type: route.method === 'GET' ? 'query' : 'mutation',
             ctx: createContext(request, reply),
-            getRawInput: async () => input,
+            getRawInput: async () => {
+              if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
+              return input;
+            },
           });
         } catch (cause) {
           return sendProcedureError(request, reply, trpc.toTRPCError(cause));

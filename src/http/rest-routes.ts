@@ -171,7 +171,8 @@ export function strictParamProblem(
   query: Record<string, unknown>,
 ): string | null {
   for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) return `${name}: must be given once`;
+    // Unknown parameters are ignored (spec), repeated or not.
+    if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;
     if (value === '' && route.params.has(name)) return `${name}: must not be empty`;
   }
   for (const name of route.integerParams) {

@@ -18,6 +18,7 @@ import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
+import { closeAfterRefusal } from './authentication.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { deprecationHeaders } from './deprecation.js';
 import { ERROR_CODES, envelopeForFastifyError, rawHttpResponse, type RawClientError } from './error-envelope.js';
@@ -221,10 +222,16 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
   // The log names the procedures called (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`);
   // unknown names stay out of it: they are the caller's text.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // A call without a valid key is answered here, before its body is read, and its connection
+  // closed (every procedure needs a key; the middleware refuses before it looks at the input).
+  app.addHook('onRequest', async (request, reply) => {
     const { path } = request.params as { path?: string };
     if (path?.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
-    done();
+    if (request.identity || path === undefined) return;
+    const procedure = directProcedure(request, path);
+    if (!procedure) return;
+    closeAfterRefusal(request, reply);
+    return answerDirectly(request, reply, procedure);
   });
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {

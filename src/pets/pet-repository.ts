@@ -14,6 +14,7 @@
 import type Sqlite from 'better-sqlite3';
 import type { Database, PrismaClient } from '../db/database.js';
 import { int64FromDatabase } from '../api/int64.js';
+import { retryWhileBusy } from '../db/sqlite-busy-retry.js';
 import { DEFAULT_PET_STATUS, type ListPetsInput, type NewPet, type Pet } from './pet-schemas.js';
 
 export interface PetRepository {
@@ -83,7 +84,10 @@ function sqlitePetRepository(db: Sqlite.Database): PetRepository {
     },
 
     async create({ name, categoryId, status = DEFAULT_PET_STATUS }) {
-      return rowToPet(insert.get(name, BigInt(categoryId), status)!);
+      // .all(), not .get(): .get() resets the statement after its first row, and the error of the
+      // commit that follows (a full disk, an I/O error) is then lost while the row is not stored.
+      // Another process's write lock is waited for without blocking the process (sqlite-busy-retry.ts).
+      return retryWhileBusy(() => rowToPet(insert.all(name, BigInt(categoryId), status)[0]!));
     },
 
     async findById(id) {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
 import { expectError } from '../support/expect-error.js';
+import { FixedWindowLimiter } from '../../src/limits/fixed-window-limiter.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -102,17 +103,35 @@ describe('failed authentication per client address', () => {
   });
 });
 
-describe('the fixed window', () => {
-  it('resets at the window boundary, the same for every instance', async () => {
-    const { FixedWindowLimiter } = await import('../../src/limits/fixed-window-limiter.js');
-    let now = 120_000 + 45_000; // 45 s into a minute
+describe('the fixed window (in memory)', () => {
+  it('starts with a key\'s first request, counts it for windowMs, then starts afresh', () => {
+    let now = 1_000_000;
     const limiter = new FixedWindowLimiter(2, 60_000, () => now);
-    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 15 });
-    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
+    now += 45_000;
+    expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 15 });
     expect(limiter.peek('k')).toMatchObject({ allowed: false });
-    expect(limiter.hit('k')).toMatchObject({ allowed: false, remaining: 0 });
-    now += 15_000; // the next minute
+    expect(limiter.take('k')).toMatchObject({ allowed: false, remaining: 0 });
+    limiter.giveBack('k');
+    limiter.giveBack('k');
+    expect(limiter.peek('k')).toMatchObject({ allowed: true, remaining: 1 });
+    now += 15_000; // the window is over
     expect(limiter.peek('k')).toMatchObject({ allowed: true, remaining: 2 });
-    expect(limiter.hit('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
+    expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
+  });
+
+  it('past its memory bound it forgets the oldest windows, and still counts every new key', () => {
+    let now = 0;
+    const limiter = new FixedWindowLimiter(1, 60_000, () => now, 3);
+    for (const key of ['a', 'b', 'c', 'd', 'e']) {
+      now += 1;
+      expect(limiter.take(key)).toMatchObject({ allowed: true });
+    }
+    expect(limiter.trackedKeys).toBe(3);
+    // The newest are still counted (before: past the bound new keys went uncounted).
+    expect(limiter.take('e')).toMatchObject({ allowed: false });
+    expect(limiter.take('d')).toMatchObject({ allowed: false });
+    // The oldest were forgotten.
+    expect(limiter.take('a')).toMatchObject({ allowed: true });
   });
 });

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-export const MAIN = join(ROOT, 'src', 'main.ts');
+/** The process entry: checks the Node line, then runs src/main.ts. */
+export const MAIN = join(ROOT, 'src', 'start.ts');
 /**
  * The source run in ONE process, tsx as a loader: the `tsx` command would put a wrapper process
  * in front, which relays signals and, under load, sometimes exits on SIGTERM by itself (143)
@@ -31,6 +32,8 @@ export interface ServiceProcessOptions {
   cwd?: string;
   /** The command line; by default the source (FROM_SOURCE). */
   command?: [string, ...string[]];
+  /** Node options put before the rest of the default command line (ignored with `command`). */
+  nodeOptions?: string[];
 }
 
 /**
@@ -45,7 +48,7 @@ process.once('exit', () => {
 /** Starts the service with `env` as its only settings (PORT=0: a free port); resolves once it listens. */
 export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
-  const [program, ...args] = options.command ?? FROM_SOURCE;
+  const [program, ...args] = options.command ?? [process.execPath, ...(options.nodeOptions ?? []), ...FROM_SOURCE.slice(1)];
   const child = spawn(program, args, { cwd: options.cwd ?? ROOT, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';

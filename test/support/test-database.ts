@@ -2,12 +2,14 @@
 //
 // The behaviour suites run once per provider (test/vitest.config.ts): the project sets TEST_DATABASE,
 // which only this harness reads (the service itself reads settings in src/config.ts alone).
-// PostgreSQL runs get a database of their own, with a random name, dropped afterwards.
+// PostgreSQL runs get a database of their own, with a random name, dropped afterwards, on the server
+// test/global-setup.ts chose for this run (TEST_POSTGRES_URL, or a private one from npm's binaries).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { PROVIDERS, type Provider } from '../../src/db/providers.js';
 
 function providerFromEnv(value = 'sqlite'): Provider {
@@ -20,12 +22,12 @@ function providerFromEnv(value = 'sqlite'): Provider {
 /** The provider this run's behaviour suites use (`sqlite` unless the vitest project says otherwise). */
 export const TEST_PROVIDER: Provider = providerFromEnv(process.env.TEST_DATABASE);
 
-/** A server to create test databases on: the machine's PostgreSQL, unless TEST_POSTGRES_URL says otherwise. */
-export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+/** The server to create test databases on, from test/global-setup.ts. */
+export const TEST_POSTGRES_URL = inject('postgresServerUrl');
 
 const HOW_TO_START_POSTGRES =
-  'Start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` (or `bash .ci/run`, ' +
-  'which starts one), or point TEST_POSTGRES_URL at a server where this user may CREATE DATABASE.';
+  'Unset TEST_POSTGRES_URL to have `npm test` start a PostgreSQL of its own, or point it at a running server ' +
+  'where this user may CREATE DATABASE.';
 
 export interface TestDatabase {
   provider: Provider;

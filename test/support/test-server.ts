@@ -33,6 +33,10 @@ export const TEST_CONFIG: AppConfig = {
   idempotencyTtlMs: 24 * 3_600_000,
   corsOrigins: [],
   trustProxy: false,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  idleTimeoutMs: 72_000,
+  redisUrl: undefined,
 };
 
 export interface TestServerOptions {
@@ -40,7 +44,7 @@ export interface TestServerOptions {
   config?: Partial<AppConfig>;
   /** The database kind; by default this run's (TEST_DATABASE). */
   provider?: Provider;
-  /** For PostgreSQL: the server to create the database on (by default the machine's, TEST_POSTGRES_URL). */
+  /** For PostgreSQL: the server to create the database on (by default this run's, from test/global-setup.ts). */
   postgresServerUrl?: string;
   /** Connection settings as the environment would give them (DATABASE_QUERY_TIMEOUT_MS…); the service's defaults otherwise. */
   databaseSettings?: Record<string, string>;

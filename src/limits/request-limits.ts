@@ -1,0 +1,40 @@
+// The service's two request limits, built once from the settings: requests per API key (both
+// surfaces, one budget) and wrong keys per client address. In memory per instance, or shared by
+// every instance through Redis when REDIS_URL is set (redis-limiter.ts). The refusals themselves
+// are answered in one place each: the per-key limit in src/api/trpc.ts (protectedProcedure), the
+// wrong-key limit in src/http/authentication.ts (which marks the request; the surfaces answer).
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { FixedWindowLimiter, type Limiter } from './fixed-window-limiter.js';
+
+export interface RequestLimits {
+  /** Requests per API key id; null when RATE_LIMIT_PER_MINUTE is 0. */
+  perKey: Limiter | null;
+  /** Wrong keys per client address (see client-address.ts for what "address" means). */
+  authFailures: Limiter;
+  /** Resolves once the shared store is connected (or has not connected in time: see redis-limiter.ts). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type RequestLimitSettings = Pick<Config, 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'redisUrl'>;
+
+export async function createRequestLimits(settings: RequestLimitSettings, logger: Logger): Promise<RequestLimits> {
+  if (!settings.redisUrl) {
+    return {
+      perKey: settings.rateLimitPerMinute > 0 ? new FixedWindowLimiter(settings.rateLimitPerMinute) : null,
+      authFailures: new FixedWindowLimiter(settings.authFailuresPerMinute),
+      ready: async () => {},
+      close: async () => {},
+    };
+  }
+  // Loaded only when used: a service without REDIS_URL never loads the Redis client.
+  const { RedisCounters } = await import('./redis-limiter.js');
+  const redis = new RedisCounters(settings.redisUrl, logger);
+  return {
+    perKey: settings.rateLimitPerMinute > 0 ? redis.limiter('per-key', settings.rateLimitPerMinute) : null,
+    authFailures: redis.limiter('auth-failures', settings.authFailuresPerMinute),
+    ready: () => redis.connected(),
+    close: () => redis.close(),
+  };
+}

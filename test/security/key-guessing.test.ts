@@ -1,0 +1,125 @@
+// Guessing keys (issue 12.3): the wrong-key budget of a client address is taken before a key is
+// checked, so pipelined or concurrent guesses cannot all be checked before the first failure is
+// counted: at most the limit are checked (each checked wrong key is a 401, each unchecked one a
+// 429), on both databases. A genuine client's burst is not refused. The client address cannot be
+// chosen by the client (TRUST_PROXY names the proxies; the right-most untrusted address counts),
+// and an IPv6 client is one /64.
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiKeyStore } from '../../src/auth/api-key-store.js';
+import { clientLimitKey } from '../../src/limits/client-address.js';
+import type { Provider } from '../../src/db/providers.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+
+const LIMIT = 20;
+const GUESSES = 120;
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const guess = (i: number) => `Bearer guess-${i}-${'x'.repeat(24)}`;
+
+/** Sends all `requests` on one connection at once (HTTP/1.1 pipelining) and returns the statuses in order. */
+function pipeline(baseUrl: string, requests: string[]): Promise<number[]> {
+  const { port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(requests.join('')));
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+      if (statuses.length === requests.length) {
+        socket.destroy();
+        resolve(statuses);
+      }
+    });
+    socket.on('error', reject);
+    socket.setTimeout(30_000, () => reject(new Error(`only got: ${received.slice(0, 500)}`)));
+  });
+}
+
+const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+async function start(provider: Provider, options: TestServerOptions['config'] = {}) {
+  server = await startTestServer({ provider, config: { authFailuresPerMinute: LIMIT, ...options } });
+  return server;
+}
+
+describe.each(['sqlite', 'postgresql'] as const)('wrong keys on %s', (provider) => {
+  it(`pipelined on one connection: ${LIMIT} checked (401), the rest refused unchecked (429)`, async () => {
+    const { baseUrl } = await start(provider);
+    const requests = Array.from({ length: GUESSES }, (_, i) => `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: ${guess(i)}\r\n\r\n`);
+    const statuses = await pipeline(baseUrl, requests);
+    expect(count(statuses, 401)).toBe(LIMIT);
+    expect(count(statuses, 429)).toBe(GUESSES - LIMIT);
+  });
+
+  it(`concurrent on many connections, both surfaces: ${LIMIT} checked, the rest refused unchecked`, async () => {
+    const { baseUrl } = await start(provider);
+    const statuses = await Promise.all(
+      Array.from({ length: GUESSES }, async (_, i) => {
+        const path = i % 2 ? '/v1/pets' : '/trpc/pets.list';
+        return (await fetch(baseUrl + path, { headers: { authorization: guess(i) } })).status;
+      }),
+    );
+    expect(count(statuses, 401)).toBe(LIMIT);
+    expect(count(statuses, 429)).toBe(GUESSES - LIMIT);
+  });
+
+  it("a genuine client's burst with a stored key is not taken for guessing", async () => {
+    const { baseUrl, database } = await start(provider, { authFailuresPerMinute: 5 });
+    const { key } = await createApiKeyStore(database.prisma).create('burst');
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, async () => (await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status),
+    );
+    expect(statuses).toEqual(Array(60).fill(200));
+  });
+});
+
+describe('the client address', () => {
+  const forwarded = (chain: string, i: number) => ({ authorization: guess(i), 'x-forwarded-for': chain });
+
+  it.each([
+    ['the proxies by address', ['127.0.0.1']],
+    ['a hop count', 1],
+  ] as const)('TRUST_PROXY naming %s: the right-most untrusted address counts, whatever the client writes before it', async (_, trustProxy) => {
+    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: trustProxy as never });
+    // The client writes a new left-most address each time; the proxy (127.0.0.1) appended the real one.
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(`198.51.100.${i}, 203.0.113.7`, i) })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    // Another client (behind the same proxy) is not locked out by the first one's guesses.
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('203.0.113.7, 203.0.113.8', 9) })).status).toBe(401);
+  });
+
+  it('without TRUST_PROXY, X-Forwarded-For is ignored: it cannot get anyone else locked out', async () => {
+    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 2 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(`203.0.113.${i}`, i) })).status);
+    expect(statuses).toEqual([401, 401, 429, 429]);
+  });
+
+  it('an IPv6 client is counted per /64', async () => {
+    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: ['127.0.0.1'] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(`2001:db8:1:2:${i}::${i + 1}`, i) })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('2001:db8:1:3::1', 9) })).status).toBe(401);
+  });
+
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+  ])('%s is counted as %s', (address, key) => {
+    expect(clientLimitKey(address)).toBe(key);
+  });
+});

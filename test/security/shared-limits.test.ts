@@ -1,0 +1,128 @@
+// One budget across instances (issue 12.4): with REDIS_URL, two service processes on one
+// PostgreSQL database share the per-key limit and the wrong-key limit exactly. When Redis stops
+// answering, each instance falls back to its own counts (served, still limited, logged), and
+// shares again once Redis is back.
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startPrivateRedis, testRedis, type PrivateRedis } from '../support/private-redis.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+let running: ServiceProcess[] = [];
+let database: TestDatabase | undefined;
+let releaseRedis: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await Promise.all(running.map((instance) => instance.stop()));
+  running = [];
+  await database?.drop();
+  database = undefined;
+  await releaseRedis?.();
+  releaseRedis = undefined;
+});
+
+/** A key and a client address of this test's own, so that a Redis shared with other tests shares no counts. */
+const uniqueKey = () => `shared-${randomBytes(12).toString('hex')}`;
+const uniqueAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
+
+async function startInstances(count: number, env: Record<string, string>): Promise<ServiceProcess[]> {
+  const starts = await Promise.allSettled(Array.from({ length: count }, () => startServiceProcess({ LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', ...env })));
+  running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  for (const start of starts) if (start.status === 'rejected') throw start.reason;
+  return running;
+}
+
+async function get(baseUrl: string, path: string, headers: Record<string, string>) {
+  const response = await fetch(baseUrl + path, { headers, signal: AbortSignal.timeout(20_000) });
+  await response.arrayBuffer();
+  return { status: response.status, retryAfter: response.headers.get('retry-after') };
+}
+
+describe('two instances on one PostgreSQL database and one Redis', () => {
+  it('share one key budget of 40 exactly, across both surfaces: the rest 429 with Retry-After', { timeout: 120_000 }, async () => {
+    const redis = await testRedis();
+    releaseRedis = redis.release;
+    database = await createTestDatabase('postgresql');
+    const key = uniqueKey();
+    const instances = await startInstances(2, { DATABASE_URL: database.url, API_KEYS: key, RATE_LIMIT_PER_MINUTE: '40', REDIS_URL: redis.url });
+    const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': uniqueAddress() };
+
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => get(instances[i % 2]!.baseUrl, i % 3 ? '/v1/pets?limit=1' : '/trpc/pets.list', headers)),
+    );
+    const warnings = instances.flatMap((instance) => instance.logs.filter((entry) => Number(entry.level) >= 40));
+    expect(answers.filter((answer) => answer.status === 200), JSON.stringify(warnings)).toHaveLength(40);
+    const refused = answers.filter((answer) => answer.status !== 200);
+    expect(refused).toHaveLength(60);
+    for (const answer of refused) {
+      expect(answer.status).toBe(429);
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it('share one wrong-key budget per client address', { timeout: 120_000 }, async () => {
+    const redis = await testRedis();
+    releaseRedis = redis.release;
+    database = await createTestDatabase('postgresql');
+    const instances = await startInstances(2, { DATABASE_URL: database.url, API_KEYS: uniqueKey(), AUTH_FAILURES_PER_MINUTE: '10', REDIS_URL: redis.url });
+    const address = uniqueAddress();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        get(instances[i % 2]!.baseUrl, '/v1/pets', { authorization: `Bearer guess-${i}-${'x'.repeat(20)}`, 'x-forwarded-for': address }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 401)).toHaveLength(10);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(40);
+  });
+});
+
+describe('Redis stopping under load', () => {
+  let redis: PrivateRedis | undefined;
+  afterEach(async () => {
+    await redis?.stop();
+    redis = undefined;
+  });
+
+  it('fails open to per-instance counts: every request answered, the limit still held by the instance, logged both ways', { timeout: 120_000 }, async () => {
+    redis = await startPrivateRedis();
+    database = await createTestDatabase('sqlite');
+    const key = uniqueKey();
+    const [instance] = await startInstances(1, { DATABASE_URL: database.url, API_KEYS: key, RATE_LIMIT_PER_MINUTE: '30', REDIS_URL: redis.url });
+    const headers = { authorization: `Bearer ${key}` };
+    const load = async (count: number) => {
+      const statuses: number[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          while (next++ < count) statuses.push((await get(instance!.baseUrl, '/v1/pets?limit=1', headers)).status);
+        }),
+      );
+      return statuses;
+    };
+
+    // 20 of the key's 30 counted in Redis; then Redis stops in the middle of the next burst.
+    expect(await load(20)).toEqual(Array(20).fill(200));
+    const during = load(60);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await redis.stop();
+    const statuses = await during;
+
+    // Every request answered (no 5xx, no hang); the instance counts alone now, so the key has
+    // its 30 again here, and no more.
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    const served = statuses.filter((status) => status === 200).length;
+    expect(served).toBeGreaterThanOrEqual(10);
+    expect(served).toBeLessThanOrEqual(40);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect(instance!.logs.some((entry) => entry.level === 40 && /Redis is not answering/.test(String(entry.msg)))).toBe(true);
+
+    // Redis back (empty: it keeps nothing on disk): the instance shares counts through it again.
+    await redis.start();
+    const deadline = Date.now() + 15_000;
+    while (!instance!.logs.some((entry) => /Redis answers again/.test(String(entry.msg))) && Date.now() < deadline) {
+      await get(instance!.baseUrl, '/v1/pets?limit=1', headers);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(instance!.logs.some((entry) => entry.level === 30 && /Redis answers again/.test(String(entry.msg)))).toBe(true);
+  });
+});
