@@ -15,14 +15,16 @@ import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
-import { envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
+import { describeClientError, envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
 import { requestRecorder } from './http/request-metrics.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
-import { trpcPlugin } from './http/trpc-plugin.js';
+import { escapeUndecodablePath } from './http/rest-routes.js';
+import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
+import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits } from './limits/request-limits.js';
@@ -75,53 +77,23 @@ function connectionsCheckingInterval(config: AppConfig): number {
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
-/** Where the tRPC surface is served. */
-const TRPC_BASE_PATH = '/trpc';
-
-export async function buildApp({ config, database, logger }: AppDependencies) {
-  // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
-  const app = Fastify({
-    loggerInstance: logger,
-    // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
-    // counted at the same moment.
-    logController: requestLogController(metrics && requestRecorder(metrics, { rest: REST_BASE_PATH, trpc: TRPC_BASE_PATH })),
-    // Each request's logger carries its W3C trace context beside the request id.
-    childLoggerFactory: requestChildLogger,
-    bodyLimit: config.bodyLimitBytes,
-    trustProxy: fastifyTrustProxy(config.trustProxy),
-    // Slow clients (docs/security.md, "Slow clients"): the whole request, its headers, and any
-    // silence on the connection are bounded; past them the client gets 408 where HTTP allows
-    // one, and the connection is closed.
-    requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: config.idleTimeoutMs,
-    keepAliveTimeout: config.idleTimeoutMs,
-    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: connectionsCheckingInterval(config) },
-    // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
-    // While shutting down, requests already on open connections are served, not refused with 503.
-    return503OnClosing: false,
-    // Errors Fastify raises before routing (a URL with broken percent-encoding): the envelope too.
-    frameworkErrors: (error, _request, reply) => void sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error)),
-    clientErrorHandler: (error, socket) => {
-      if (socket.writable) socket.end(rawHttpErrorResponse(error));
-      else socket.destroy();
-    },
-  });
-
+/**
+ * What a procedure receives, per request, on either surface. Exported so that test/trpc-wire.test.ts
+ * can give tRPC's stock Fastify adapter exactly the same context.
+ */
+export function createContextFactory(
+  config: AppConfig,
+  database: Database,
+  { keyRateLimiter, storage }: { keyRateLimiter: Context['keyRateLimiter']; storage: StorageHealth },
+) {
   const pets = createPetRepository(database.sql);
   const idempotency = createIdempotencyStore(database.sql, config.idempotencyTtlMs);
-  const limits = await createRequestLimits(config, logger);
-  app.addHook('onClose', () => limits.close());
-  await limits.ready();
-  const storage = new StorageHealth();
-  const createContext = (request: FastifyRequest, reply: FastifyReply): Context => ({
+  return (request: FastifyRequest, reply: FastifyReply): Context => ({
     identity: request.identity,
     authRetryAfterSeconds: request.authRetryAfterSeconds,
     authFault: request.authFault,
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-    keyRateLimiter: limits.perKey,
+    keyRateLimiter,
     storage,
     setHeaders: (headers) => void reply.headers(headers),
     // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
@@ -129,6 +101,61 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     pets,
     idempotency,
   });
+}
+
+export async function buildApp({ config, database, logger }: AppDependencies) {
+  // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
+  const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
+  // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
+  const trpcErrors = trpcRequestErrors(appRouter);
+  const app = Fastify({
+    loggerInstance: logger,
+    // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
+    // counted at the same moment.
+    logController: requestLogController(metrics && requestRecorder(metrics, { rest: REST_BASE_PATH, trpc: TRPC_PREFIX })),
+    // Each request's logger carries its W3C trace context beside the request id.
+    childLoggerFactory: requestChildLogger,
+    bodyLimit: config.bodyLimitBytes,
+    // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-limits.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    http: {
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(config),
+    },
+    trustProxy: fastifyTrustProxy(config.trustProxy),
+    // Slow clients (docs/security.md, "Slow clients"): the whole request, its headers, and any
+    // silence on the connection are bounded; past them the client gets 408 where HTTP allows
+    // one, and the connection is closed.
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
+    // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    // While shutting down, requests already on open connections are served, not refused with 503.
+    return503OnClosing: false,
+    // A path with an undecodable percent-encoding routes like any other, its encoding kept as sent.
+    rewriteUrl: (request) => escapeUndecodablePath(request.url ?? '/'),
+    // Errors Fastify raises before routing.
+    // They skip the hooks, so the headers every response carries are set here too.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
+      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply as FastifyReply, error);
+      else sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error));
+    },
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return void socket.destroy();
+      const refusal = describeClientError(error);
+      socket.end(isTrpcTarget(refusal.target) ? trpcErrors.rawResponse(refusal) : rawHttpErrorResponse(refusal));
+    },
+  });
+
+  const limits = await createRequestLimits(config, logger);
+  app.addHook('onClose', () => limits.close());
+  await limits.ready();
+  const storage = new StorageHealth();
+  const createContext = createContextFactory(config, database, { keyRateLimiter: limits.perKey, storage });
 
   await app.register(authentication, {
     verifier: createApiKeyVerifier({
@@ -185,7 +212,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
   await app.register(healthPlugin, { database, storage });
-  await app.register(trpcPlugin, { prefix: TRPC_BASE_PATH, router: appRouter, createContext });
+  await app.register(trpcPlugin, { prefix: TRPC_PREFIX, router: appRouter, createContext });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;
 }

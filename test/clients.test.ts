@@ -33,6 +33,20 @@ describe('createClient (tRPC, for TypeScript apps)', () => {
     expect(await trpc.pets.get.query({ petId: rex.id })).toEqual(rex);
   });
 
+  it('sends a batch of any size: 200 creates, then 200 gets, and a failing call fails alone (docs/api.md)', async () => {
+    const rex = await trpc.pets.create.mutate({ name: 'Rex', categoryId: 3 });
+    const names = Array.from({ length: 200 }, (_, i) => `Pup ${i}`);
+    const pups = await Promise.all(names.map((name) => trpc.pets.create.mutate({ name, categoryId: 7 })));
+    const again = await Promise.all(pups.map((pup) => trpc.pets.get.query({ petId: pup.id })));
+    expect(pups.map((pup) => pup.name)).toEqual(names);
+    expect(new Set(pups.map((pup) => pup.id)).size).toBe(200);
+    expect(again).toEqual(pups);
+
+    const [found, missing] = await Promise.allSettled([trpc.pets.get.query({ petId: rex.id }), trpc.pets.get.query({ petId: 987654 })]);
+    expect(found).toEqual({ status: 'fulfilled', value: rex });
+    expect((missing as PromiseRejectedResult).reason.data.code).toBe('NOT_FOUND');
+  });
+
   it('accepts a base URL with a trailing slash, and refuses a wrong key', async () => {
     expect(await createClient(`${server.baseUrl}/`, API_KEY).pets.list.query()).toBeInstanceOf(Array);
     const refused = await createClient(server.baseUrl, 'not-a-key-0123456789').pets.list.query().then(

@@ -84,10 +84,71 @@ describe('the document', () => {
   it('marks getPet deprecated, with the deprecation headers documented', () => {
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.deprecated).toBe(true);
-    expect(Object.keys(getPet.responses['200'].headers).sort()).toEqual(['Deprecation', 'Link', 'Sunset']);
+    for (const status of ['200', '400', '401', '404']) {
+      expect(Object.keys(getPet.responses[status].headers)).toEqual(expect.arrayContaining(['Deprecation', 'Link', 'Sunset']));
+    }
+    expect(Object.keys(doc.paths['/pets'].get.responses['200'].headers)).not.toContain('Deprecation');
     expect(doc.paths['/pets'].get.deprecated).toBeUndefined();
   });
+
+  it('names `name` with one string schema: one pattern, no allOf (generators read it as a string)', () => {
+    const name = doc.components.schemas.Pet.properties.name;
+    expect(name).toMatchObject({ type: 'string', minLength: 1, maxLength: 100, pattern: expect.any(String) });
+    expect(name.allOf).toBeUndefined();
+    const pattern = new RegExp(name.pattern, 'u'); // JSON Schema patterns are ECMA-262 with Unicode
+    for (const good of ['Rex', ' Rex ', 'Ünïcødé 🐈', 'a']) expect(pattern.test(good), good).toBe(true);
+    for (const bad of ['', '   ', '\u3000', '\u200B', 'a\u0000b', 'line\nbreak', 'tab\there', 'a\u0085', 'a\ud800']) expect(pattern.test(bad), JSON.stringify(bad)).toBe(false);
+    expect(JSON.stringify(doc)).not.toContain('allOf'); // the create body's name too
+  });
+
+  it('documents 401 with WWW-Authenticate, 429 with Retry-After and 431 on every operation', () => {
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item as Record<string, Doc>)) {
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '429', '431']));
+        expect(resolveHeaders(op.responses['401'])['WWW-Authenticate']).toMatchObject({ required: true });
+        expect(resolveHeaders(op.responses['429'])['Retry-After']).toMatchObject({ required: true });
+        expect(Object.keys(op.responses['431'].headers ?? {})).toEqual([]); // written by Node's parser's handler
+        expect(resolveHeaders(op.responses['200'] ?? op.responses['201'])['X-Request-Id']).toMatchObject({ required: true });
+      }
+    }
+    expect(Object.keys(doc.paths['/pets'].post.responses['201'].headers)).toContain('Idempotent-Replayed');
+  });
+
+  it('documents Idempotency-Key with the pattern the server applies', async () => {
+    const header = doc.paths['/pets'].post.parameters.find((p: Doc) => p.name === 'Idempotency-Key');
+    expect(header).toMatchObject({ in: 'header', description: expect.stringMatching(/retry/) });
+    expect(header.required ?? false).toBe(false);
+    const pattern = new RegExp(header.schema.pattern);
+    const cases = ['abc-123', '"quoted"', 'x'.repeat(255), 'x'.repeat(256), 'a b', 'tab\tkey', 'ünï', '"', 'a"b'];
+    for (const key of cases) {
+      const response = await server.post('/v1/pets', { name: 'Key', categoryId: 1 }, { 'idempotency-key': key });
+      expect(response.status === 400, `${key}: documented ${pattern.test(key)}, answered ${response.status}`).toBe(!pattern.test(key));
+    }
+  });
+
+  it('describes every parameter on the parameter object, has a license and describes every tag', () => {
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item as Record<string, Doc>)) {
+        for (const parameter of op.parameters ?? []) expect(parameter.description, parameter.name).toMatch(/\w/);
+      }
+    }
+    expect(doc.info.license).toMatchObject({ name: expect.any(String) });
+    for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\w/);
+  });
 });
+
+/** A response's headers, with `$ref`s to components.headers resolved. */
+function resolveHeaders(response: Doc): Record<string, Doc> {
+  return Object.fromEntries(
+    Object.entries((response.headers ?? {}) as Record<string, Doc>).map(([name, header]) => [
+      name,
+      header.$ref ? doc.components.headers[header.$ref.split('/').pop()] : header,
+    ]),
+  );
+}
+
+/** The headers of ours a response may carry; each must be documented on the response that carries it. */
+const SERVICE_HEADERS = ['x-request-id', 'traceparent', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'deprecation', 'sunset', 'link'];
 
 describe('live responses match the document', () => {
   let validate: (schema: object, data: unknown) => string | null;
@@ -105,6 +166,10 @@ describe('live responses match the document', () => {
 
   const requests: Array<[string, string, string, () => Promise<Response>]> = [
     ['/pets', 'post', 'created', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 })],
+    ['/pets', 'post', 'created with a key', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
+    ['/pets', 'post', 'replayed', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
+    ['/pets', 'post', 'key reused', () => server.post('/v1/pets', { name: 'Other', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
+    ['/pets', 'post', 'wrong key', () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: 'Bearer wrong-wrong-wrong-wrong' })],
     ['/pets', 'post', 'bad body', () => server.post('/v1/pets', { name: '' })],
     ['/pets', 'post', 'no key', () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: '' })],
     ['/pets', 'post', 'too large', () => server.post('/v1/pets', { name: 'x'.repeat(70_000), categoryId: 1 })],
@@ -116,6 +181,14 @@ describe('live responses match the document', () => {
     ['/pets/{petId}', 'get', 'missing', () => server.request('/v1/pets/4242')],
     ['/pets/{petId}', 'get', 'bad id', () => server.request('/v1/pets/x')],
     ['/pets/{petId}', 'get', 'no key', () => server.request('/v1/pets/1', { headers: { authorization: '' } })],
+    ['/pets', 'get', 'headers too large', () => server.request('/v1/pets', { headers: { 'x-padding': 'a'.repeat(20_000) } })],
+    ['/pets', 'get', 'rate limited', async () => {
+      const limited = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+      await limited.request('/v1/pets');
+      const response = await limited.request('/v1/pets');
+      await limited.close();
+      return response;
+    }],
   ];
 
   it.each(requests)('%s %s (%s): status listed, body matches its schema', async (path, method, _label, send) => {
@@ -125,9 +198,13 @@ describe('live responses match the document', () => {
     expect(documented, `status ${response.status} is not documented for ${method} ${path}`).toBeDefined();
     const body = await response.json();
     expect(validate(documented.content['application/json'].schema, body)).toBeNull();
-    // Headers the document says every such response carries (others, like a list's Link, may be absent).
-    for (const [header, spec] of Object.entries<Doc>(documented.headers ?? {})) {
-      if (spec.required) expect(response.headers.get(header), header).not.toBeNull();
+    const headers = resolveHeaders(documented);
+    for (const [name, header] of Object.entries(headers)) {
+      if (header.required) expect(response.headers.get(name), `${name} is required`).not.toBeNull();
+    }
+    const documentedNames = Object.keys(headers).map((name) => name.toLowerCase());
+    for (const name of SERVICE_HEADERS) {
+      if (response.headers.has(name)) expect(documentedNames, `${name} is sent but not documented`).toContain(name);
     }
   });
 });

@@ -5,6 +5,7 @@
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
+import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH } from '../http/request-limits.js';
 
 export type { AppRouter };
 export type { components as RestComponents, paths as RestPaths } from './rest-api.js';
@@ -16,7 +17,9 @@ export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
 /**
  * A tRPC client for the service at `baseUrl` (e.g. `http://127.0.0.1:3000`), calling with
- * `apiKey`. Calls made in the same tick go out as one batched HTTP request.
+ * `apiKey`. Calls made in the same tick go out batched: up to 50 calls and an 8 KiB URL per HTTP
+ * request, so a batch of any size is split into requests the server accepts
+ * (src/http/request-limits.ts).
  */
 export function createClient(baseUrl: string, apiKey: string) {
   return createTRPCClient<AppRouter>({
@@ -24,6 +27,8 @@ export function createClient(baseUrl: string, apiKey: string) {
       httpBatchLink({
         url: `${baseUrl.replace(/\/+$/, '')}/trpc`,
         headers: { authorization: `Bearer ${apiKey}` },
+        maxURLLength: CLIENT_MAX_URL_LENGTH,
+        maxItems: CLIENT_MAX_BATCH_ITEMS,
       }),
     ],
   });

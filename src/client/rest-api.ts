@@ -64,10 +64,10 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name.
+             * @description The animal's name: not blank, no control characters, valid Unicode text.
              * @example Rex
              */
-            name: string & (unknown & unknown & unknown);
+            name: string;
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
@@ -95,7 +95,28 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem. */
+        "X-Request-Id": string;
+        /** @description W3C Trace Context: this request's trace, with this service's span: the caller's trace id when it sent a valid `traceparent`, else a new one. Join it with the service's log lines (`trace_id`, `span_id`). */
+        traceparent: string;
+        /** @description What is left of the per-key limit (draft-ietf-httpapi-ratelimit-headers): requests left (`r`) and seconds until the window resets (`t`). Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0). */
+        RateLimit: string;
+        /** @description The per-key limit: requests (`q`) per window of `w` seconds. Sent with RateLimit. */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before trying again (RFC 9110 §10.2.3). */
+        "Retry-After": number;
+        /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="animal-store"`, with `error="invalid_token"` when a key was sent and refused. */
+        "WWW-Authenticate": string;
+        /** @description `true` when this is the recorded answer to an earlier request with the same Idempotency-Key (nothing was created now). */
+        "Idempotent-Replayed": "true";
+        /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
+        Deprecation: string;
+        /** @description RFC 8594: when the operation will be removed. */
+        Sunset: string;
+        /** @description Where the replacement is documented (`rel="deprecation"`). */
+        Link: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -103,8 +124,11 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
+                /** @description Maximum number of animals to return. */
                 limit?: number;
+                /** @description Returns only animals with this status. */
                 status?: components["schemas"]["PetStatus"];
+                /** @description Returns only animals with an `id` greater than this one: the last `id` of the previous page. */
                 after?: number;
             };
             header?: never;
@@ -116,6 +140,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 8288: on a full page, the next page (`rel="next"`): the same `limit` and `status`, with `after` set to the last `id` of this page, e.g. `</v1/pets?limit=20&after=20>; rel="next"`. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
@@ -127,6 +155,10 @@ export interface operations {
             /** @description Invalid `limit`, `status` or `after`. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -136,6 +168,9 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -144,6 +179,20 @@ export interface operations {
             };
             /** @description Rate limit reached; see Retry-After. */
             429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -154,6 +203,10 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -163,8 +216,11 @@ export interface operations {
             /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
-                    /** @description RFC 9110: seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -177,7 +233,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry; keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default). */
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters other than `"`, optionally in double quotes. Keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -187,10 +243,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name.
+                     * @description The animal's name: not blank, no control characters, valid Unicode text.
                      * @example Rex
                      */
-                    name: string & (unknown & unknown & unknown);
+                    name: string;
                     /**
                      * Format: int64
                      * @description Identifier of the category the animal belongs to.
@@ -206,6 +262,11 @@ export interface operations {
             /** @description Animal added; the body includes the assigned `id`. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -215,6 +276,10 @@ export interface operations {
             /** @description Body is missing required fields or contains invalid values. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -224,6 +289,9 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -233,6 +301,8 @@ export interface operations {
             /** @description Body larger than the limit. */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -242,6 +312,8 @@ export interface operations {
             /** @description Body is not `application/json`. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -251,6 +323,10 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different body. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -259,6 +335,20 @@ export interface operations {
             };
             /** @description Rate limit reached; see Retry-After. */
             429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -269,6 +359,10 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -278,8 +372,11 @@ export interface operations {
             /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
-                    /** @description RFC 9110: seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -303,12 +400,13 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -318,12 +416,13 @@ export interface operations {
             /** @description `petId` is not an integer in 1 … 2^53 − 1. */
             400: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -333,12 +432,12 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -348,12 +447,13 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -363,12 +463,23 @@ export interface operations {
             /** @description Rate limit reached; see Retry-After. */
             429: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers too large: the request line and headers together are over 16 KiB. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -378,12 +489,13 @@ export interface operations {
             /** @description Unexpected server error. */
             500: {
                 headers: {
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -393,14 +505,14 @@ export interface operations {
             /** @description The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of space. Nothing was written. Retry after the `Retry-After` header's seconds. */
             503: {
                 headers: {
-                    /** @description RFC 9110: seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation: string;
-                    /** @description RFC 8594: when the operation will be removed. */
-                    Sunset: string;
-                    /** @description Where the replacement is documented (`rel="deprecation"`). */
-                    Link: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -96,25 +96,44 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
 }
 
 
-/**
- * A whole HTTP/1.1 response carrying the envelope, for requests so malformed that Node's parser
- * refused them before Fastify saw a request (Fastify's own answer there is another body shape).
- */
-export function rawHttpErrorResponse(error: { code?: string; rawPacket?: unknown }): string {
-  const envelope =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? errorEnvelope(431, 'request headers are too large')
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? errorEnvelope(408, 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)')
-        : errorEnvelope(400, 'the request is not valid HTTP');
-  const body = JSON.stringify(envelope);
-  const reason = RAW_REASONS[envelope.status] ?? 'Bad Request';
-  // An answer to HEAD has no body (a client would read one as the start of a next response).
-  const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  return (
-    `HTTP/1.1 ${envelope.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`
-  );
+/** A request Node's HTTP parser refused, as far as its raw bytes tell. */
+export interface RawClientError {
+  status: 400 | 408 | 431;
+  message: string;
+  /** The request line's target (path and query), when the line could be read; '' otherwise. */
+  target: string;
+  /** An answer to HEAD has no body (a client would read one as the start of a next response). */
+  isHead: boolean;
+}
+
+/** What to answer a request Node's parser refused (`clientErrorHandler`), from its raw packet. */
+export function describeClientError(error: { code?: string; rawPacket?: unknown }): RawClientError {
+  const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
+  const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
+  const isHead = method === 'HEAD';
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'request headers are too large', target, isHead };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, message: 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)', target, isHead };
+  }
+  return { status: 400, message: 'the request is not valid HTTP', target, isHead };
 }
 
 const RAW_REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** A whole HTTP/1.1 response with `body`, written straight to the socket, for such a request. */
+export function rawHttpResponse(refusal: RawClientError, contentType: string, body: string): string {
+  const reason = RAW_REASONS[refusal.status] ?? 'Bad Request';
+  return (
+    `HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: ${contentType}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${refusal.isHead ? '' : body}`
+  );
+}
+
+/**
+ * The envelope in a whole response, for requests so malformed that Node's parser refused them
+ * before Fastify saw a request (Fastify's own answer there is another body shape).
+ */
+export function rawHttpErrorResponse(refusal: RawClientError): string {
+  const body = JSON.stringify(errorEnvelope(refusal.status, refusal.message));
+  return rawHttpResponse(refusal, 'application/json; charset=utf-8', body);
+}

@@ -12,23 +12,37 @@
 // their middleware (the key check) and input/output validation are exactly the tRPC surface's.
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
-//   onRequest      deprecation headers, then 429 (too many wrong keys from this address) or 401
-//                  without a valid key, before the body is read
+//   onRequest      404 for an empty path segment, deprecation headers, then 429 (too many wrong
+//                  keys from this address) or 401 with the Bearer challenge without a valid key,
+//                  before the body is read or any parameter is looked at
 //   handler        the procedure, and its answer or its error in the envelope; a body that is not
 //                  a JSON object, or query/path parameters that are not strict (inputProblem), are
 //                  the procedure's input error, after the key check and the per-key limit
+//
+// GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
+// one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { callTRPCProcedure, getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
-import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
+import { trpcInternals } from '../api/trpc-internals.js';
 import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import { closeAfterRefusal } from './authentication.js';
+import { bearerChallenge } from './bearer-challenge.js';
 import { deprecationHeaders } from './deprecation.js';
 import { describeIssues, envelopeForFastifyError, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
 import { docsPlugin } from './docs-plugin.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
-import { buildRestRoutes, matchRoute, restInput, strictParamProblem, type RestRoute, type RouteMatch } from './rest-routes.js';
+import {
+  buildRestRoutes,
+  decodeUnreserved,
+  hasEmptySegment,
+  matchRoute,
+  restInput,
+  strictParamProblem,
+  type RestRoute,
+  type RouteMatch,
+} from './rest-routes.js';
 
 export interface RestPluginOptions {
   router: AppRouter;
@@ -44,6 +58,7 @@ declare module 'fastify' {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
 function relativePath(url: string): string {
   const path = url.slice(REST_BASE_PATH.length);
   const query = path.indexOf('?');
@@ -55,19 +70,23 @@ function restRouteOf(request: FastifyRequest): RestRoute {
 }
 
 /**
- * The path's `{parameters}` as sent, not decoded: `%31` must not pass for the integer 1 (Fastify's
- * own `request.params` are decoded).
+ * The path's `{parameters}` by our one decoding rule (`decodeUnreserved`), not Fastify's
+ * `request.params`, which decode everything (`%2F` included).
  */
-function rawPathParams(route: RestRoute, url: string): Record<string, string> {
-  return { ...route.pattern.exec(relativePath(url))?.groups };
+function pathParams(route: RestRoute, url: string): Record<string, string> {
+  return { ...route.pattern.exec(decodeUnreserved(relativePath(url)))?.groups };
+}
+
+function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
 }
 
 function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, match: RouteMatch): FastifyReply {
-  if (match.allowedMethods.length === 0) {
-    return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
-  }
+  if (match.allowedMethods.length === 0) return sendNoSuchResource(request, reply);
   reply.header('allow', match.allowedMethods.join(', '));
-  return sendError(reply, 405, `${request.method} is not supported here; use ${match.allowedMethods.join(' or ')}`);
+  const [last, ...others] = [...match.allowedMethods].reverse();
+  const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
+  return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
 
 /** What is wrong with the shape of a request's input before its procedure sees it, or null. */
@@ -78,7 +97,7 @@ function inputProblem(route: RestRoute, request: FastifyRequest): string | null 
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
     return null;
   }
-  return strictParamProblem(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
+  return strictParamProblem(route, pathParams(route, request.url), request.query as Record<string, unknown>);
 }
 
 /**
@@ -91,16 +110,24 @@ function nextPageLink(route: RestRoute, input: Record<string, string | number | 
   return `<${REST_BASE_PATH}${route.path}?${query}>; rel="next"`;
 }
 
-/** A procedure's error in the envelope: validation issues as one sentence, internals never. */
-function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
-  if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
-  const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
-  const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
-  return sendEnvelope(reply, errorEnvelope(getHTTPStatusCodeFromError(error), message));
+/** 401 in the envelope, with the challenge every 401 carries. */
+function sendUnauthorized(request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply {
+  reply.header('www-authenticate', bearerChallenge(request));
+  return sendError(reply, 401, message);
 }
 
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
+  const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
+
+  /** A procedure's error in the envelope: validation issues as one sentence, internals never. */
+  function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
+    if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
+    const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
+    const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
+    const status = trpc.statusOf(error);
+    return status === 401 ? sendUnauthorized(request, reply, message) : sendEnvelope(reply, errorEnvelope(status, message));
+  }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
 
@@ -113,9 +140,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
     return sendEnvelope(reply, envelope);
   });
 
-  // Unknown paths, and known paths with another method (HEAD and OPTIONS included): 404 or 405.
+  // Unknown paths, and known paths with another method (OPTIONS included): 404 or 405.
   v1.setNotFoundHandler((request, reply) =>
-    sendUnknownRoute(request, reply, matchRoute(routes, request.method, relativePath(request.url))),
+    sendUnknownRoute(request, reply, matchRoute(routes, request.method, decodeUnreserved(relativePath(request.url)))),
   );
 
   // The document is public: it holds no data, and tools and people need it before they have a key.
@@ -134,6 +161,11 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
     // Callback-style hooks (an async one costs a promise per request); a hook that answers the
     // request itself does not call done().
     procedures.addHook('onRequest', (request, reply, done) => {
+      // Fastify's router matches `/pets//` as `/pets/{petId}/` with an empty petId: no such resource.
+      if (hasEmptySegment(relativePath(request.url))) {
+        sendNoSuchResource(request, reply);
+        return;
+      }
       const route = restRouteOf(request);
       request.routePattern = REST_BASE_PATH + route.path; // for the log: /v1/pets/{petId}
       const deprecation = deprecatedRoutes.get(route);
@@ -151,7 +183,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
           sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
           return;
         }
-        sendError(reply, 401, 'A valid API key is required: send "Authorization: Bearer <key>".');
+        sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');
         return;
       }
       done();
@@ -165,13 +197,12 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         const input =
           problem !== null || BODY_METHODS.has(route.method)
             ? request.body
-            : restInput(route, rawPathParams(route, request.url), request.query as Record<string, unknown>);
+            : restInput(route, pathParams(route, request.url), request.query as Record<string, unknown>);
         const ctx = createContext(request, reply);
         ctx.setNextPage = (next) => void reply.header('link', nextPageLink(route, next));
         let data: unknown;
         try {
-          data = await callTRPCProcedure({
-            router,
+          data = await trpc.call({
             path: route.procedure,
             type: route.method === 'GET' ? 'query' : 'mutation',
             ctx,
@@ -179,18 +210,16 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
               if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
               return input;
             },
-            signal: undefined,
-            batchIndex: 0,
           });
         } catch (cause) {
-          return sendProcedureError(request, reply, getTRPCErrorFromUnknown(cause));
+          return sendProcedureError(request, reply, trpc.toTRPCError(cause));
         }
         return reply.code(route.meta.successStatus ?? 200).send(data);
       };
       // The path as documented, and with a trailing slash, which the contract's clients may send.
       for (const url of [route.fastifyPath, `${route.fastifyPath}/`]) {
-        // No automatic HEAD: HEAD on these paths is a 405 like any other method they do not serve.
-        procedures.route({ method: route.method, url, exposeHeadRoute: false, config: { restRoute: route }, handler });
+        // GET routes answer HEAD with the same status and headers, and no body (Fastify's HEAD route).
+        procedures.route({ method: route.method, url, exposeHeadRoute: route.method === 'GET', config: { restRoute: route }, handler });
       }
     }
   });

@@ -10,7 +10,8 @@
 // "0x10" 16). Its handler no longer runs, and here, once at start-up, the flag is pinned off for
 // good: query and path values arrive as strings, `strictParamProblem` makes sure integers are
 // plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
-import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server';
+import type { AnyTRPCRouter } from '@trpc/server';
+import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { ApiMeta } from '../api/trpc.js';
 
 export interface RestRoute {
@@ -24,6 +25,8 @@ export interface RestRoute {
   params: ReadonlySet<string>;
   /** Those of them that are integers. */
   integerParams: ReadonlySet<string>;
+  /** The description of each input field, from its schema's metadata (for the document's parameters). */
+  paramDescriptions: Readonly<Record<string, string>>;
   pattern: RegExp;
   /** The path in Fastify's syntax, e.g. `/pets/:petId`. */
   fastifyPath: string;
@@ -40,7 +43,7 @@ export interface RouteMatch {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-type ZodLike = { _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
+type ZodLike = { description?: string; _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
 
 /** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
 function unwrap(schema: ZodLike): ZodLike {
@@ -58,10 +61,9 @@ function pinNoCoercion(field: ZodLike): void {
   Object.defineProperty(field._zod.def, 'coerce', { get: () => false, set: () => {}, configurable: true });
 }
 
-function inputFields(procedure: AnyTRPCProcedure): Record<string, ZodLike> {
-  const inputs = (procedure._def as unknown as { inputs?: ZodLike[] }).inputs ?? [];
+function inputFields(procedure: ProcedureInfo): Record<string, ZodLike> {
   const fields: Record<string, ZodLike> = {};
-  for (const input of inputs) Object.assign(fields, unwrap(input)._zod.def.shape ?? {});
+  for (const input of procedure.inputs as ZodLike[]) Object.assign(fields, unwrap(input)._zod.def.shape ?? {});
   return fields;
 }
 
@@ -73,28 +75,72 @@ function pathPattern(path: string): RegExp {
 /** Builds the table from the router, pinning input coercion as described at the top. */
 export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
   const routes: RestRoute[] = [];
-  const procedures = router._def.procedures as Record<string, AnyTRPCProcedure>;
-  for (const [name, procedure] of Object.entries(procedures)) {
-    const meta = (procedure._def.meta ?? {}) as ApiMeta;
+  for (const [name, procedure] of trpcInternals(router).procedures) {
+    const meta = procedure.meta;
     if (!meta.openapi || meta.openapi.enabled === false) continue;
     const { method, path } = meta.openapi;
     const fromString = !BODY_METHODS.has(method);
     const params = new Set<string>();
     const integerParams = new Set<string>();
+    const paramDescriptions: Record<string, string> = {};
     for (const [key, schema] of Object.entries(inputFields(procedure))) {
       const field = unwrap(schema);
+      const description = schema.description ?? field.description;
+      if (description) paramDescriptions[key] = description;
       if (fromString) params.add(key);
       if (!COERCIBLE.has(field._zod.def.type)) continue;
       pinNoCoercion(field);
       if (fromString && field._zod.def.type === 'number') integerParams.add(key);
     }
     const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
-    routes.push({ method, path, procedure: name, meta, params, integerParams, pattern: pathPattern(path), fastifyPath });
+    routes.push({ method, path, procedure: name, meta, params, integerParams, paramDescriptions, pattern: pathPattern(path), fastifyPath });
   }
   return routes;
 }
 
-/** Finds the route for a path relative to /v1 (no query string). */
+/**
+ * The one percent-decoding rule of the REST paths (docs/decisions.md), for every segment alike:
+ * a percent-encoded unreserved character (RFC 3986 §2.3: letters, digits, `-._~`) is that
+ * character (§6.2.2.2: the URIs are equivalent), so `/v1/%70ets/%31` is `/v1/pets/1`; every other
+ * percent-encoding (`%2F`, `%20`, `%25`…) stays as sent, so it never matches a literal segment and
+ * is never part of an integer. Fastify's router already matches literal segments this way.
+ */
+export function decodeUnreserved(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoded, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(character) ? character : encoded;
+  });
+}
+
+/**
+ * The same rule for encodings nothing can decode (`%ZZ`, bytes that are not UTF-8): they too stay
+ * as sent. Fastify's router would refuse such a path with 400 before any hook runs, so before the
+ * key check; Fastify's `rewriteUrl` (src/app.ts) gives it this URL instead, with every `%` of the
+ * path escaped as `%25`, which routes like any other: no literal segment matches it (404) and no
+ * integer is made of it (400, after the key check).
+ */
+export function escapeUndecodablePath(url: string): string {
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  if (!path.includes('%')) return url;
+  try {
+    decodeURIComponent(path);
+    return url;
+  } catch {
+    return path.replaceAll('%', '%25') + url.slice(path.length);
+  }
+}
+
+/** A path with an empty segment (`/pets//`, `//pets`) names no resource. */
+export function hasEmptySegment(path: string): boolean {
+  return path.includes('//');
+}
+
+/**
+ * Finds the route for a path relative to /v1 (no query string, `decodeUnreserved` applied). HEAD
+ * goes wherever GET does (RFC 9110 §9.3.2: GET's answer without its body).
+ */
 export function matchRoute(routes: readonly RestRoute[], method: string, path: string): RouteMatch {
   const allowedMethods: string[] = [];
   let found: RouteMatch['route'];
@@ -102,8 +148,8 @@ export function matchRoute(routes: readonly RestRoute[], method: string, path: s
   for (const route of routes) {
     const match = route.pattern.exec(path);
     if (!match) continue;
-    allowedMethods.push(route.method);
-    if (route.method === method) {
+    allowedMethods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
       found = route;
       pathParams = { ...match.groups };
     }

@@ -32,8 +32,11 @@ export interface IdempotencyStore {
 /** How often one instance sweeps expired records away. */
 const SWEEP_INTERVAL_MS = 60_000;
 
-/** An Idempotency-Key value: the draft's quoted string, or the bare token most clients send. */
-const KEY_SYNTAX = /^"?([\x21\x23-\x7e]{1,255})"?$/;
+/**
+ * An Idempotency-Key value: the draft's quoted string, or the bare token most clients send (also
+ * the header's `pattern` in the OpenAPI document).
+ */
+export const KEY_SYNTAX = /^"?([\x21\x23-\x7e]{1,255})"?$/;
 
 /** The key of a header value, or an error message for a malformed one. */
 export function parseIdempotencyKey(header: string | string[] | undefined): { key?: string; error?: string } {

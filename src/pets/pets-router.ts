@@ -3,6 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { protectedProcedure, router } from '../api/trpc.js';
+import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
 import { createPetRepository } from './pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
 
@@ -11,10 +12,14 @@ const TAGS = ['Pets'];
 const IdempotencyKeyHeader = z.object({
   'Idempotency-Key': z
     .string()
-    .min(1)
-    .max(255)
+    .regex(KEY_SYNTAX)
     .optional()
-    .meta({ description: 'Makes the create safe to retry; keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default).' }),
+    .meta({
+      description:
+        'Makes the create safe to retry: 1 to 255 visible ASCII characters other than `"`, optionally in double quotes. ' +
+        'Keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default).',
+      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    }),
 });
 
 export const petsRouter = router({

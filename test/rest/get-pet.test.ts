@@ -28,7 +28,7 @@ describe('GET /v1/pets/{petId} (getPet, deprecated)', () => {
     await expectError(await server.request('/v1/pets/999999'), 404, 'NOT_FOUND', /999999/);
   });
 
-  it.each(['abc', '1.5', '0x1', '1e3', '%31', '-', ' 1'])('petId=%s is not an integer → 400', async (petId) => {
+  it.each(['abc', '1.5', '0x1', '1e3', '%2531', '1%20', '%2B1', '-', ' 1'])('petId=%s is not an integer → 400', async (petId) => {
     await expectError(await server.request(`/v1/pets/${petId}`), 400, 'BAD_REQUEST', /petId: must be an integer/);
   });
 

@@ -1,0 +1,158 @@
+// Every use of tRPC's internals, in one place: the router's `_def` (procedures, their type, meta and
+// input schemas, the root config), `callTRPCProcedure`, error shaping, status mapping and the
+// transformer. The two fast surfaces (/trpc's direct path, src/http/trpc-plugin.ts, and the REST
+// adapter, src/http/rest-plugin.ts + rest-routes.ts) use these instead of tRPC's Fetch handler,
+// which costs most of a small call's time (docs/benchmarks.md). No other file touches `_def`.
+//
+// `trpcInternals(router)` checks at start-up that the internals still look as used here, and fails
+// with a message naming what changed; test/trpc-wire.test.ts compares the answers with tRPC's own
+// Fastify adapter request by request, so a tRPC upgrade that changes either breaks there first.
+import {
+  callTRPCProcedure,
+  getTRPCErrorFromUnknown,
+  getTRPCErrorShape,
+  transformTRPCResponse,
+  TRPCError,
+  type AnyTRPCRouter,
+  type TRPC_ERROR_CODE_KEY,
+} from '@trpc/server';
+import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http';
+import type { ApiMeta } from './trpc.js';
+
+export type ProcedureType = 'query' | 'mutation' | 'subscription';
+
+/** One procedure of the router, as the surfaces need it. */
+export interface ProcedureInfo {
+  /** Its path in the router, e.g. `pets.get`. */
+  path: string;
+  type: ProcedureType;
+  meta: ApiMeta;
+  /** The schemas given to `.input()` (zod here), in order. */
+  inputs: readonly unknown[];
+}
+
+/** One call's answer, before transformation: tRPC's response item. */
+export type TrpcResponseItem = { result: { data: unknown } } | { error: Record<string, unknown> & { data?: Record<string, unknown> } };
+
+export interface CallOptions<TContext> {
+  path: string;
+  type: 'query' | 'mutation';
+  ctx: TContext;
+  /** Reads the call's raw input (already deserialized); called after the middleware that runs before input. */
+  getRawInput: () => Promise<unknown>;
+}
+
+export interface ErrorShapeOptions<TContext> {
+  error: TRPCError;
+  type: ProcedureType | 'unknown';
+  path: string | undefined;
+  input: unknown;
+  ctx: TContext | undefined;
+}
+
+export class TrpcInternalsError extends Error {
+  override name = 'TrpcInternalsError';
+}
+
+interface RouterInternals {
+  procedures: Record<string, { _def?: { type?: unknown; meta?: unknown; inputs?: unknown; procedure?: unknown } }>;
+  _config: { transformer?: { input?: { deserialize?: unknown }; output?: { serialize?: unknown } } };
+}
+
+function fail(what: string): never {
+  throw new TrpcInternalsError(
+    `tRPC's internals changed (${what}); src/api/trpc-internals.ts needs updating for this @trpc/server version.`,
+  );
+}
+
+/** Checks the router's internals and returns them typed; throws TrpcInternalsError otherwise. */
+function checkedDef(router: AnyTRPCRouter): RouterInternals {
+  const def = (router as unknown as { _def?: Partial<RouterInternals> })._def;
+  if (!def || typeof def.procedures !== 'object' || def.procedures === null) fail('router._def.procedures is missing');
+  const transformer = def._config?.transformer;
+  if (typeof transformer?.input?.deserialize !== 'function' || typeof transformer.output?.serialize !== 'function') {
+    fail('router._def._config.transformer is not { input.deserialize, output.serialize }');
+  }
+  for (const [path, procedure] of Object.entries(def.procedures)) {
+    const procedureDef = procedure?._def;
+    if (!procedureDef?.procedure || !['query', 'mutation', 'subscription'].includes(procedureDef.type as string)) {
+      fail(`procedure ${path} has no _def.type`);
+    }
+    if (!Array.isArray(procedureDef.inputs)) fail(`procedure ${path} has no _def.inputs`);
+  }
+  for (const [name, fn] of Object.entries({ callTRPCProcedure, getTRPCErrorShape, transformTRPCResponse, getHTTPStatusCode })) {
+    if (typeof fn !== 'function') fail(`${name} is no longer exported`);
+  }
+  return def as RouterInternals;
+}
+
+const built = new WeakMap<AnyTRPCRouter, unknown>();
+
+/**
+ * The internals of `router`, checked the first time (at start-up: each surface asks when it is
+ * registered) and kept. Everything a surface needs to answer exactly as tRPC's own handler would,
+ * without going through it.
+ */
+export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TContext> {
+  let internals = built.get(router) as TrpcInternals<TContext> | undefined;
+  if (!internals) built.set(router, (internals = buildInternals<TContext>(router)));
+  return internals;
+}
+
+function buildInternals<TContext>(router: AnyTRPCRouter) {
+  const def = checkedDef(router);
+  const config = router._def._config;
+  const procedures = new Map<string, ProcedureInfo>(
+    Object.entries(def.procedures).map(([path, procedure]) => {
+      const procedureDef = procedure._def as { type: ProcedureType; meta?: ApiMeta; inputs: unknown[] };
+      return [path, { path, type: procedureDef.type, meta: procedureDef.meta ?? {}, inputs: procedureDef.inputs }];
+    }),
+  );
+
+  const errorShape = (options: ErrorShapeOptions<TContext>) =>
+    getTRPCErrorShape({ config, ...options }) as Record<string, unknown> & { data: Record<string, unknown> };
+
+  // The shape tRPC gives an error must still be { message, code: number, data: { code, httpStatus } }.
+  const probe = errorShape({ error: new TRPCError({ code: 'NOT_FOUND' }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+  if (typeof probe.code !== 'number' || probe.data?.code !== 'NOT_FOUND' || probe.data.httpStatus !== 404) fail('the error shape');
+
+  return {
+    procedures: procedures as ReadonlyMap<string, ProcedureInfo>,
+
+    /** Runs a procedure as tRPC's handler does: its middleware, input parsing, output validation. */
+    call: ({ path, type, ctx, getRawInput }: CallOptions<TContext>): Promise<unknown> =>
+      callTRPCProcedure({ router, path, type, ctx, getRawInput, signal: undefined, batchIndex: 0 }),
+
+    /** Raw JSON input through the router's transformer (identity here: no transformer is set). */
+    deserializeInput: (value: unknown): unknown => config.transformer.input.deserialize(value),
+
+    /** Whatever a procedure threw, as a TRPCError (unknown errors become INTERNAL_SERVER_ERROR). */
+    toTRPCError: (cause: unknown): TRPCError => getTRPCErrorFromUnknown(cause),
+
+    /** The HTTP status of an error's code, tRPC's mapping (also the REST status). */
+    statusOf: (error: TRPCError): number => getHTTPStatusCodeFromError(error),
+
+    /** An error's shape as the router's errorFormatter makes it (src/api/trpc.ts). */
+    errorShape,
+
+    /** The HTTP status of a response or a batch of them (207 when they differ), as tRPC computes it. */
+    statusOfResponses: (items: TrpcResponseItem[], errors: TRPCError[]): number => getHTTPStatusCode(items as never, errors),
+
+    /** The JSON text of a response body (one item, or an array for a batch), through the transformer. */
+    serializeResponse: (body: TrpcResponseItem | TrpcResponseItem[]): string =>
+      JSON.stringify(transformTRPCResponse(config, body as never)),
+
+    /**
+     * The body of an error that happened before any procedure (Fastify or Node refused the request),
+     * in tRPC's shape so that tRPC clients decode it. `httpStatus` is the real status, also where
+     * tRPC has no code of its own for it (431: code BAD_REQUEST).
+     */
+    requestErrorBody(code: TRPC_ERROR_CODE_KEY, message: string, httpStatus?: number): string {
+      const shape = errorShape({ error: new TRPCError({ code, message }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+      if (httpStatus !== undefined) shape.data = { ...shape.data, httpStatus };
+      return JSON.stringify(transformTRPCResponse(config, { error: shape } as never));
+    },
+  };
+}
+
+export type TrpcInternals<TContext> = ReturnType<typeof buildInternals<TContext>>;
