@@ -26,20 +26,11 @@ export interface TestServer {
 
 /** Settings of test servers: the defaults, with limits high enough not to get in the way. */
 export const TEST_CONFIG: AppConfig = {
+  // The service's own defaults (so a new setting needs no change here), then what tests need.
+  ...parseConfig({}),
   apiKeys: [API_KEY, OTHER_API_KEY],
-  bodyLimitBytes: 64 * 1024,
   rateLimitPerMinute: 1_000_000,
   authFailuresPerMinute: 1_000_000,
-  idempotencyTtlMs: 24 * 3_600_000,
-  corsOrigins: [],
-  trustProxy: false,
-  requestTimeoutMs: 30_000,
-  headersTimeoutMs: 10_000,
-  idleTimeoutMs: 72_000,
-  redisUrl: undefined,
-  metricsEnabled: true,
-  metricsPort: null,
-  metricsHost: '127.0.0.1',
 };
 
 export interface TestServerOptions {
