@@ -4,6 +4,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { DATABASE_FAULT_MESSAGES, databaseFault, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
 import type { Deprecation } from '../http/deprecation.js';
 import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
+import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import type { Context } from './context.js';
 
 /** Procedure metadata: trpc-to-openapi's `openapi` block plus the conventions it lacks. */
@@ -91,8 +92,18 @@ export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) =>
       });
     }
   }
-  return databaseFaultAs503(ctx, type, await next({ ctx: { identity } }));
+  // No `ctx` to next(): tRPC would copy the whole context for it (docs/benchmarks.md).
+  return databaseFaultAs503(ctx, type, await next());
 });
+
+/**
+ * The caller of a protectedProcedure (its middleware has refused every call without one). The
+ * middleware does not narrow `ctx.identity` through next({ ctx }), which would copy the context.
+ */
+export function callerOf(ctx: Context): ApiKeyIdentity {
+  if (!ctx.identity) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'A valid API key is required.' });
+  return ctx.identity;
+}
 
 /** Calls procedures in-process, e.g. from tests or scripts, through the same middleware. */
 export const createCallerFactory = t.createCallerFactory;

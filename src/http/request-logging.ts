@@ -1,12 +1,16 @@
-// One log line per request, written when it has been answered: request id and trace context (from
-// the request's child logger, see `requestChildLogger`), method, route pattern, URL, status and
-// duration. Fastify's default is two lines, one on arrival and one on completion, naming only the
-// raw URL; a third of a small request's logging cost went on the first. Done as Fastify's
-// LogController rather than hooks, so it costs no extra promise per request; the same moment
-// feeds the metrics (src/http/request-metrics.ts). Headers are never logged, so neither is a key.
+// One log line per request, written when it has been answered: request id and trace context,
+// method, route pattern, URL, status and duration. Fastify's default is two lines (arrival and
+// completion) naming only the raw URL. Done as Fastify's LogController rather than hooks, so it
+// costs no extra promise per request; the same moment feeds the metrics (request-metrics.ts).
+// Headers are never logged, so neither is a key.
+//
+// A request's logger (`request.log`) is a pino child made only if something logs through it (an
+// error, a warning); the completion line is written by the parent logger with the same fields
+// first, so the line is the same either way (docs/benchmarks.md: a child per request was a
+// measurable share of a small request).
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
 import type { RequestRecorder } from './request-metrics.js';
 
@@ -34,16 +38,16 @@ class OneLinePerRequest extends LogController {
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
     this.recordRequest?.(request, reply);
     if (error) return super.requestCompleted(error, request, reply, {});
-    request.log.info(
-      {
-        method: request.method,
-        route: routeOf(request),
-        url: request.url,
-        statusCode: reply.statusCode,
-        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
+    const fields = {
+      method: request.method,
+      route: routeOf(request),
+      url: request.url,
+      statusCode: reply.statusCode,
+      responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    const log = request.log;
+    if (log instanceof RequestLogger) log.completed(fields, 'request completed');
+    else log.info(fields, 'request completed');
   }
 }
 
@@ -56,6 +60,66 @@ export function requestLogController(recordRequest: RequestRecorder | null = nul
 const TRACE = Symbol('traceContext');
 type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
 
+function log(method: LogFn, logger: FastifyBaseLogger, args: unknown[]): void {
+  (method as (...args: unknown[]) => void).apply(logger, args);
+}
+
+/**
+ * A request's logger: `bindings` on every line, through a pino child made at the first line logged
+ * with it, or, for the completion line alone, by the parent with the bindings as its first fields.
+ */
+class RequestLogger implements FastifyBaseLogger {
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+  ) {}
+
+  private get logger(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings));
+  }
+
+  get level(): LevelWithSilentOrString {
+    return (this.#child ?? this.parent).level;
+  }
+
+  set level(level: LevelWithSilentOrString) {
+    this.logger.level = level;
+  }
+
+  // Prototype methods, not arrow fields: nothing to allocate per request for lines never logged.
+  fatal(...args: unknown[]): void {
+    log(this.logger.fatal, this.logger, args);
+  }
+  error(...args: unknown[]): void {
+    log(this.logger.error, this.logger, args);
+  }
+  warn(...args: unknown[]): void {
+    log(this.logger.warn, this.logger, args);
+  }
+  info(...args: unknown[]): void {
+    log(this.logger.info, this.logger, args);
+  }
+  debug(...args: unknown[]): void {
+    log(this.logger.debug, this.logger, args);
+  }
+  trace(...args: unknown[]): void {
+    log(this.logger.trace, this.logger, args);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+
+  /** The request's last line, at info. */
+  completed(fields: Record<string, unknown>, message: string): void {
+    if (this.#child) this.#child.info(fields, message);
+    else this.parent.info({ ...this.bindings, ...fields }, message);
+  }
+}
+
 /**
  * Fastify's `childLoggerFactory`: the request's logger carries its trace context (from the
  * caller's `traceparent`, or a new trace: src/observability/trace-context.ts) beside the request
@@ -65,7 +129,10 @@ export function requestChildLogger<L extends FastifyBaseLogger>(logger: L, bindi
   const trace = traceContextFor(raw.headers.traceparent);
   (raw as TracedMessage)[TRACE] = trace;
   // Fastify makes `bindings` ({ reqId }) afresh for each request: the fields go straight into it.
-  return logger.child(addTraceLogFields(bindings, trace), options) as L;
+  addTraceLogFields(bindings, trace);
+  // A route's own log options (a level, serializers) need the real child.
+  if (Object.keys(options).length > 0) return logger.child(bindings, options) as L;
+  return new RequestLogger(logger, bindings) as unknown as L;
 }
 
 /** The trace context `requestChildLogger` made for this request. */

@@ -89,15 +89,23 @@ function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, match: R
   return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
 
-/** What is wrong with the shape of a request's input before its procedure sees it, or null. */
-function inputProblem(route: RestRoute, request: FastifyRequest): string | null {
-  if (BODY_METHODS.has(route.method)) {
-    const body = request.body;
-    if (body === undefined) return 'body: is required (a JSON object)';
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
-    return null;
-  }
-  return strictParamProblem(route, pathParams(route, request.url), request.query as Record<string, unknown>);
+/** What is wrong with the shape of a request body before its procedure sees it, or null. */
+function bodyProblem(body: unknown): string | null {
+  if (body === undefined) return 'body: is required (a JSON object)';
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
+  return null;
+}
+
+/**
+ * The procedure's raw input: the JSON body, or the path and query parameters; `problem` when its
+ * shape is wrong before the procedure's own validation.
+ */
+function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; problem: string | null } {
+  if (BODY_METHODS.has(route.method)) return { input: request.body, problem: bodyProblem(request.body) };
+  const params = pathParams(route, request.url);
+  const query = request.query as Record<string, unknown>;
+  const problem = strictParamProblem(route, params, query);
+  return { input: problem === null ? restInput(route, params, query) : undefined, problem };
 }
 
 /**
@@ -193,11 +201,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
-        const problem = inputProblem(route, request);
-        const input =
-          problem !== null || BODY_METHODS.has(route.method)
-            ? request.body
-            : restInput(route, pathParams(route, request.url), request.query as Record<string, unknown>);
+        const { input, problem } = rawInput(route, request);
         const ctx = createContext(request, reply);
         ctx.setNextPage = (next) => void reply.header('link', nextPageLink(route, next));
         let data: unknown;

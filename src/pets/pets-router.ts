@@ -2,7 +2,7 @@
 // from their `openapi` metadata (spec section 4).
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { protectedProcedure, router } from '../api/trpc.js';
+import { callerOf, protectedProcedure, router } from '../api/trpc.js';
 import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
 import { createPetRepository } from './pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
@@ -84,7 +84,7 @@ export const petsRouter = router({
       if (!key) return ctx.pets.create(input);
       // A retry with the same Idempotency-Key replays the first answer and creates nothing.
       const { result, replayed } = await ctx.idempotency.run({
-        scope: ctx.identity.keyId,
+        scope: callerOf(ctx).keyId,
         operation: 'createPet',
         key,
         request: input,
