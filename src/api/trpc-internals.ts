@@ -1,5 +1,5 @@
-// Every use of tRPC's internals, in one place: the router's `_def` (procedures, their type, meta and
-// input schemas, the root config), `callTRPCProcedure`, error shaping, status mapping and the
+// Every use of tRPC's internals, in one place: the router's `_def` (procedures, their type, meta,
+// input schemas and middleware chain, the root config), error shaping, status mapping and the
 // transformer. The two fast surfaces (/trpc's direct path, src/http/trpc-plugin.ts, and the REST
 // adapter, src/http/rest-plugin.ts + rest-routes.ts) use these instead of tRPC's Fetch handler,
 // which costs most of a small call's time (docs/benchmarks.md). No other file touches `_def`.
@@ -8,7 +8,6 @@
 // with a message naming what changed; test/trpc-wire.test.ts compares the answers with tRPC's own
 // Fastify adapter request by request, so a tRPC upgrade that changes either breaks there first.
 import {
-  callTRPCProcedure,
   getTRPCErrorFromUnknown,
   getTRPCErrorShape,
   transformTRPCResponse,
@@ -17,6 +16,7 @@ import {
   type TRPC_ERROR_CODE_KEY,
 } from '@trpc/server';
 import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { ApiMeta } from './trpc.js';
 
 export type ProcedureType = 'query' | 'mutation' | 'subscription';
@@ -55,8 +55,52 @@ export class TrpcInternalsError extends Error {
 }
 
 interface RouterInternals {
-  procedures: Record<string, { _def?: { type?: unknown; meta?: unknown; inputs?: unknown; procedure?: unknown } }>;
+  procedures: Record<string, { _def?: { type?: unknown; meta?: unknown; inputs?: unknown; procedure?: unknown; middlewares?: unknown } }>;
   _config: { transformer?: { input?: { deserialize?: unknown }; output?: { serialize?: unknown } } };
+  lazy?: Record<string, unknown>;
+}
+
+/** What one of a procedure's middleware (tRPC's own, ours, its resolver) gets and gives. */
+interface MiddlewareOptions<TContext> {
+  ctx: TContext;
+  input: unknown;
+  getRawInput: () => Promise<unknown>;
+  [other: string]: unknown;
+}
+type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+type Middleware<TContext> = (options: MiddlewareOptions<TContext> & { next: (next?: Partial<MiddlewareOptions<TContext>>) => Promise<MiddlewareResult> }) => Promise<MiddlewareResult>;
+interface ProcedureDef<TContext> {
+  type: ProcedureType;
+  meta?: ApiMeta;
+  inputs: unknown[];
+  middlewares: Middleware<TContext>[];
+}
+
+/**
+ * A procedure's middleware chain run as tRPC runs it (`callRecursive` in @trpc/server's
+ * initTRPC): each middleware gets the call's options with `meta`, `input` and `next`; `next` runs
+ * the rest with the context merged, the input or raw-input reader replaced when given; a throw
+ * becomes `{ ok: false, error }`. The same steps, written with object spread: tRPC's build copies
+ * the options with a transpiler helper, property by property, at every step, a measurable share
+ * of a small call (docs/benchmarks.md). test/trpc-internals.test.ts compares it with tRPC's own.
+ */
+async function runMiddlewares<TContext>(def: ProcedureDef<TContext>, index: number, options: MiddlewareOptions<TContext>): Promise<MiddlewareResult> {
+  try {
+    return await def.middlewares[index]!({
+      ...options,
+      meta: def.meta,
+      input: options.input,
+      next: (next) =>
+        runMiddlewares(def, index + 1, {
+          ...options,
+          ctx: next?.ctx ? { ...options.ctx, ...next.ctx } : options.ctx,
+          input: next && 'input' in next ? next.input : options.input,
+          getRawInput: next?.getRawInput ?? options.getRawInput,
+        }),
+    });
+  } catch (cause) {
+    return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: middlewareMarker } as MiddlewareResult;
+  }
 }
 
 function fail(what: string): never {
@@ -69,6 +113,8 @@ function fail(what: string): never {
 function checkedDef(router: AnyTRPCRouter): RouterInternals {
   const def = (router as unknown as { _def?: Partial<RouterInternals> })._def;
   if (!def || typeof def.procedures !== 'object' || def.procedures === null) fail('router._def.procedures is missing');
+  // Lazy routers load procedures on first call; the procedure table here would miss them.
+  if (def.lazy && Object.keys(def.lazy).length > 0) fail('router._def.lazy is not empty');
   const transformer = def._config?.transformer;
   if (typeof transformer?.input?.deserialize !== 'function' || typeof transformer.output?.serialize !== 'function') {
     fail('router._def._config.transformer is not { input.deserialize, output.serialize }');
@@ -79,8 +125,15 @@ function checkedDef(router: AnyTRPCRouter): RouterInternals {
       fail(`procedure ${path} has no _def.type`);
     }
     if (!Array.isArray(procedureDef.inputs)) fail(`procedure ${path} has no _def.inputs`);
+    const middlewares = procedureDef.middlewares;
+    if (!Array.isArray(middlewares) || middlewares.length === 0 || !middlewares.every((m) => typeof m === 'function')) {
+      fail(`procedure ${path} has no _def.middlewares`);
+    }
+    // The chain ends with the resolver; the input and output parsers sit before it.
+    if ((middlewares.at(-1) as { name?: string }).name !== 'resolveMiddleware') fail(`procedure ${path}'s last middleware is not its resolver`);
   }
-  for (const [name, fn] of Object.entries({ callTRPCProcedure, getTRPCErrorShape, transformTRPCResponse, getHTTPStatusCode })) {
+  if (middlewareMarker !== 'middlewareMarker') fail('middlewareMarker changed');
+  for (const [name, fn] of Object.entries({ getTRPCErrorShape, transformTRPCResponse, getHTTPStatusCode })) {
     if (typeof fn !== 'function') fail(`${name} is no longer exported`);
   }
   return def as RouterInternals;
@@ -102,11 +155,9 @@ export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TC
 function buildInternals<TContext>(router: AnyTRPCRouter) {
   const def = checkedDef(router);
   const config = router._def._config;
+  const defs = new Map(Object.entries(def.procedures).map(([path, procedure]) => [path, procedure._def as ProcedureDef<TContext>]));
   const procedures = new Map<string, ProcedureInfo>(
-    Object.entries(def.procedures).map(([path, procedure]) => {
-      const procedureDef = procedure._def as { type: ProcedureType; meta?: ApiMeta; inputs: unknown[] };
-      return [path, { path, type: procedureDef.type, meta: procedureDef.meta ?? {}, inputs: procedureDef.inputs }];
-    }),
+    [...defs].map(([path, procedureDef]) => [path, { path, type: procedureDef.type, meta: procedureDef.meta ?? {}, inputs: procedureDef.inputs }]),
   );
 
   const errorShape = (options: ErrorShapeOptions<TContext>) =>
@@ -119,9 +170,19 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
   return {
     procedures: procedures as ReadonlyMap<string, ProcedureInfo>,
 
-    /** Runs a procedure as tRPC's handler does: its middleware, input parsing, output validation. */
-    call: ({ path, type, ctx, getRawInput }: CallOptions<TContext>): Promise<unknown> =>
-      callTRPCProcedure({ router, path, type, ctx, getRawInput, signal: undefined, batchIndex: 0 }),
+    /**
+     * Runs a procedure as tRPC's handler does (`callTRPCProcedure`): NOT_FOUND for no such procedure
+     * of this type, then its middleware, input parsing, resolver and output validation; resolves
+     * with the data or rejects with the TRPCError.
+     */
+    async call({ path, type, ctx, getRawInput }: CallOptions<TContext>): Promise<unknown> {
+      const procedureDef = defs.get(path);
+      if (!procedureDef || procedureDef.type !== type) throw new TRPCError({ code: 'NOT_FOUND', message: `No "${type}"-procedure on path "${path}"` });
+      const result = await runMiddlewares(procedureDef, 0, { router, path, type, ctx, getRawInput, signal: undefined, batchIndex: 0, input: undefined });
+      if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares - did you forget to `return next()`?' });
+      if (!result.ok) throw result.error;
+      return result.data;
+    },
 
     /** Raw JSON input through the router's transformer (identity here: no transformer is set). */
     deserializeInput: (value: unknown): unknown => config.transformer.input.deserialize(value),
