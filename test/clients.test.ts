@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import createFetchClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, type AnimalStoreClient, type RestComponents, type RestPaths, type RouterOutputs } from '../src/client/index.js';
-import { generateRestApiTypes, REST_API_TYPES_FILE } from '../src/client/rest-api-types.js';
+import { generateRestApiTypes, REST_API_TYPES_FILE } from '../src/cli/rest-api-types.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 
 type Pet = RestComponents['schemas']['Pet'];

@@ -2,7 +2,7 @@
 // a pet is added only when no pet with the same name and category exists, so a second run adds
 // nothing and pets added by hand are left alone. Through Prisma, as a database tool: the pet
 // repository speaks the API's operations, and "find by name" is not one of them.
-import type { PetStatus } from '../pets/pet-schemas.js';
+import type { PetStatus } from '../domain/pet-schemas.js';
 import type { PrismaClient } from './database.js';
 
 /**

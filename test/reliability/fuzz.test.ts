@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NewPet, Pet } from '../../src/pets/pet-schemas.js';
+import { NewPet, Pet } from '../../src/domain/pet-schemas.js';
 import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
 
 let server: TestServer;

@@ -2,10 +2,10 @@
 // from their `openapi` metadata (spec section 4).
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { protectedProcedure, router } from '../api/trpc.js';
+import { protectedProcedure, router } from './trpc.js';
 import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
-import { createPetRepository } from './pet-repository.js';
-import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
+import { createPetRepository } from '../pets/pet-repository.js';
+import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from '../domain/pet-schemas.js';
 
 const TAGS = ['Pets'];
 

@@ -1,8 +1,8 @@
 // The pet records of the contract (spec section 2) as zod schemas. They validate procedure input
 // and output on both surfaces and are the source of the OpenAPI document's components.
 import { z } from 'zod';
-import { int64Id } from '../api/int64.js';
-import { expected, integerMessages } from '../api/validation-messages.js';
+import { int64Id } from './int64.js';
+import { expected, integerMessages } from './validation-messages.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.js';
-import { migrateDatabase } from './database.js';
-import { PROJECT_ROOT, providerOf, sqliteFilePath } from './providers.js';
+import { migrateDatabase } from '../db/database.js';
+import { PROJECT_ROOT, providerOf, sqliteFilePath } from '../db/providers.js';
 
 /** Prisma's own documented example port: where `npm run studio` always opens unless told otherwise. */
 export const STUDIO_DEFAULT_PORT = 5555;
