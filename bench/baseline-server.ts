@@ -114,7 +114,7 @@ function list(limitParam: unknown, status: unknown): Maybe<unknown[]> | string {
   return store.listByStatus(status, limit);
 }
 
-function create(body: unknown): Maybe<unknown> | string {
+function create(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
   const { name, categoryId, status = 'available', ...rest } = body as Record<string, unknown>;
   if (Object.keys(rest).length > 0) return 'unknown field';

@@ -20,7 +20,7 @@ export function startProcess(name: string, command: string, args: string[], opti
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     if (stderr.length < 20_000) stderr += chunk.toString();
   });
   child.on('exit', () => children.delete(child));

@@ -52,7 +52,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 type DatabaseKind = 'sqlite' | 'postgresql';
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
   if (name !== 'sqlite' && name !== 'postgresql') throw new Error(`BENCH_DATABASES: unknown database "${name}"`);
-  return name as DatabaseKind;
+  return name;
 });
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);

@@ -24,6 +24,7 @@ import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
+import { rateLimitHeaders } from './http/rate-limit-headers.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
@@ -95,7 +96,9 @@ export function createContextFactory(
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,
     storage,
-    setHeaders: (headers) => void reply.headers(headers),
+    retryAfter: (seconds) => void reply.header('retry-after', String(seconds)),
+    rateLimit: (decision, windowMs) => void reply.headers(rateLimitHeaders('per-key', decision, windowMs)),
+    noteReplayed: () => void reply.header('idempotent-replayed', 'true'),
     // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
     setNextPage: () => {},
     pets,
@@ -141,8 +144,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
-      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply as FastifyReply, error);
-      else sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error));
+      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply, error);
+      else sendEnvelope(reply, envelopeForFastifyError(error));
     },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();

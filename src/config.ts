@@ -8,7 +8,7 @@ import { providerOf } from './db/providers.js';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** API keys shorter than this are refused: a key is a bearer secret, not a password to remember. */
-export const MIN_API_KEY_LENGTH = 16;
+const MIN_API_KEY_LENGTH = 16;
 
 /** A comma-separated list (blanks around items and empty items ignored), each item checked by `item`. */
 function commaSeparated<T extends z.ZodType<unknown, string>>(item: T) {

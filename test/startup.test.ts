@@ -77,7 +77,7 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
-      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const code = await new Promise((resolve) => child.on('exit', resolve));
       expect(code).toBe(1);
       expect(stdout).toMatch(/No API key exists: set API_KEYS, or create one with `npm run keys -- create --name <name>`/);
@@ -136,7 +136,7 @@ describe('the Node line', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
     expect(stderr).toMatch(/Animal Store runs on Node .+, not v20\.20\.2/);
     const loaded = JSON.parse(/loaded:(.*)$/s.exec(stderr)![1]!) as string[];
@@ -206,8 +206,8 @@ describe('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_
     };
     const npm = spawn('npm', script.map((arg) => arg.replace('{port}', String(port))), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
     try {
       expect(await answers(`http://127.0.0.1:${port}${path}`, 90_000), output).toBe(true);

@@ -90,7 +90,7 @@ export const petsRouter = router({
         request: input,
         perform: (transaction) => createPetRepository(transaction).create(input),
       });
-      if (replayed) ctx.setHeaders({ 'idempotent-replayed': 'true' });
+      if (replayed) ctx.noteReplayed();
       return result;
     }),
 

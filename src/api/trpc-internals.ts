@@ -19,7 +19,7 @@ import {
 import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { ApiMeta } from './trpc.js';
 
-export type ProcedureType = 'query' | 'mutation' | 'subscription';
+type ProcedureType = 'query' | 'mutation' | 'subscription';
 
 /** One procedure of the router, as the surfaces need it. */
 export interface ProcedureInfo {
@@ -34,7 +34,7 @@ export interface ProcedureInfo {
 /** One call's answer, before transformation: tRPC's response item. */
 export type TrpcResponseItem = { result: { data: unknown } } | { error: Record<string, unknown> & { data?: Record<string, unknown> } };
 
-export interface CallOptions<TContext> {
+interface CallOptions<TContext> {
   path: string;
   type: 'query' | 'mutation';
   ctx: TContext;
@@ -42,7 +42,7 @@ export interface CallOptions<TContext> {
   getRawInput: () => Promise<unknown>;
 }
 
-export interface ErrorShapeOptions<TContext> {
+interface ErrorShapeOptions<TContext> {
   error: TRPCError;
   type: ProcedureType | 'unknown';
   path: string | undefined;
@@ -101,7 +101,8 @@ export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TC
 
 function buildInternals<TContext>(router: AnyTRPCRouter) {
   const def = checkedDef(router);
-  const config = router._def._config;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- AnyTRPCRouter types its config with `any`; typed here as tRPC's functions take it
+  const config: Parameters<typeof transformTRPCResponse>[0] = router._def._config;
   const procedures = new Map<string, ProcedureInfo>(
     Object.entries(def.procedures).map(([path, procedure]) => {
       const procedureDef = procedure._def as { type: ProcedureType; meta?: ApiMeta; inputs: unknown[] };

@@ -3,7 +3,7 @@
 // the key's next request, since nothing here caches a lookup.
 import type Sqlite from 'better-sqlite3';
 import type { PrismaClient } from '../db/database.js';
-import { generateApiKey, hashApiKey } from './api-keys.js';
+import { generateApiKey, hashApiKey, type StoredKeys } from './api-keys.js';
 
 /** last_used_at is written at most this often per key: a request must not cost a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -18,7 +18,7 @@ export interface ApiKeyStoreOptions {
   onBookkeepingError?: (error: unknown) => void;
 }
 
-export interface ApiKeyRecord {
+interface ApiKeyRecord {
   id: number;
   name: string;
   createdAt: Date;
@@ -26,9 +26,7 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
 }
 
-export interface ApiKeyStore {
-  /** The active (not revoked) key with this digest, noting its use. */
-  findActiveByHash(hash: string): Promise<{ id: number } | null>;
+export interface ApiKeyStore extends StoredKeys {
   /** Issues a key; the returned `key` is the only copy there will ever be. */
   create(name: string): Promise<{ key: string; record: ApiKeyRecord }>;
   list(): Promise<ApiKeyRecord[]>;

@@ -12,7 +12,6 @@ import type {
   SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
 import pg, { type PoolConfig } from 'pg';
-import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
@@ -25,7 +24,7 @@ import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
  * The client the repositories use, whichever the provider. Both generated clients come from the
  * same models (prisma/models.prisma) and have the same methods; they differ only in the type of
  * an autoincrement id (`number` on SQLite, `bigint` on PostgreSQL), and the repositories read ids
- * through src/api/int64.ts, which takes either. So the rest of the code sees one type.
+ * through src/domain/int64.ts, which takes either. So the rest of the code sees one type.
  */
 export type PrismaClient = SqlitePrismaClient;
 
@@ -46,7 +45,7 @@ export interface Database {
    */
   sqlite: Sqlite.Database | null;
   /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
-  poolStats(): PoolStats | null;
+  poolStats: () => PoolStats | null;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -63,11 +62,13 @@ export interface PoolStats {
   max: number;
 }
 
-/** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below). */
-export type DatabaseSettings = Pick<
-  Config,
-  'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'
->;
+/** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below): src/config.ts. */
+export interface DatabaseSettings {
+  databaseUrl: string;
+  databasePoolSize: number;
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+}
 
 /**
  * How long a migration waits for SQLite's lock (another instance may be migrating too). The
@@ -133,7 +134,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
       if (property === 'dispose') return async () => {};
       const value: unknown = Reflect.get(target, property, target);
       // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value.bind(target) as unknown) : value;
     },
   });
   return { provider: connection.provider, adapterName: connection.adapterName, connect: async () => lent };

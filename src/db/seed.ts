@@ -9,7 +9,7 @@ import type { PrismaClient } from './database.js';
  * The categories the samples use. The contract knows categories only by id (spec section 2), so
  * these names are the samples' own convention, not data the service has.
  */
-export const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
+const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
 
 const { dogs, cats, birds, fish, reptiles } = SAMPLE_CATEGORIES;
 

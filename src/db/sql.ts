@@ -18,7 +18,7 @@ import pg from 'pg';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
 
 export type SqlDialect = 'sqlite' | 'postgresql';
-export type SqlValue = string | number | bigint | Date | null;
+type SqlValue = string | number | bigint | Date | null;
 /** A result row: the statement's columns, in its SELECT / RETURNING order. */
 export type SqlRow = unknown[];
 

@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   500: 'INTERNAL_SERVER_ERROR',
   503: 'SERVICE_UNAVAILABLE',
 } as const;
-export type ErrorStatus = keyof typeof ERROR_CODES;
+type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
 export const ErrorEnvelope = z

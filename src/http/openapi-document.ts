@@ -15,9 +15,9 @@ import { ErrorEnvelope } from './error-envelope.js';
 import type { RestRoute } from './rest-routes.js';
 
 export const API_TITLE = 'Animal Store';
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 export const REST_BASE_PATH = '/v1';
-export const SECURITY_SCHEME = 'bearerAuth';
+const SECURITY_SCHEME = 'bearerAuth';
 
 type Operation = {
   parameters?: Array<{ name: string; in: string; description?: string; schema?: { description?: string } }>;

@@ -107,7 +107,7 @@ function inputProblem(route: RestRoute, request: FastifyRequest): string | null 
 function nextPageLink(route: RestRoute, input: Record<string, string | number | undefined>): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(input)) if (value !== undefined) query.set(name, String(value));
-  return `<${REST_BASE_PATH}${route.path}?${query}>; rel="next"`;
+  return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
 }
 
 /** 401 in the envelope, with the challenge every 401 carries. */

@@ -11,7 +11,7 @@ import type { PoolStats } from '../db/database.js';
 /** Which API a request came through: REST under /v1, tRPC under /trpc, anything else (health, metrics, unknown paths). */
 export type Surface = 'rest' | 'trpc' | 'other';
 
-export interface RequestObservation {
+interface RequestObservation {
   surface: Surface;
   /** A route pattern (`/v1/pets/{petId}`), a tRPC procedure (`pets.list`), or one of the fixed values in ROUTE_LABELS. */
   route: string;

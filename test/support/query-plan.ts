@@ -37,7 +37,7 @@ export async function listQueryPlan(
   const listStatement = status ? PET_STATEMENTS.listByStatus : PET_STATEMENTS.list;
   const values = status ? [status, after, limit] : [after, limit];
   if (database.provider === 'sqlite') {
-    const rows = (await database.prisma.$queryRawUnsafe(`EXPLAIN QUERY PLAN ${textFor('sqlite', listStatement)}`, ...values)) as Array<{ detail: string }>;
+    const rows = await database.prisma.$queryRawUnsafe<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${textFor('sqlite', listStatement)}`, ...values);
     const detail = rows.map((row) => row.detail).join(' | ');
     return {
       indexes: [...detail.matchAll(/USING (?:COVERING |INTEGER PRIMARY KEY )?INDEX (\w+)/g)].map((match) => match[1]!),

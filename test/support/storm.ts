@@ -7,7 +7,7 @@ export type Outcome =
   | { name: string; error: string };
 
 /** One POST /v1/pets with a fresh connection. */
-export function createPet(baseUrl: string, apiKey: string, name: string, headers: Record<string, string> = {}): Promise<Outcome> {
+function createPet(baseUrl: string, apiKey: string, name: string, headers: Record<string, string> = {}): Promise<Outcome> {
   const url = new URL('/v1/pets', baseUrl);
   const body = JSON.stringify({ name, categoryId: 1 });
   return new Promise((resolve) => {
