@@ -21,7 +21,7 @@ const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-keys-'));
 const file = join(dir, 'keys.db');
 const env = { ...process.env, DATABASE_URL: `file:${file}`, NODE_ENV: 'test' };
-const KEYS_CLI = join(ROOT, 'src', 'auth', 'keys-cli.ts');
+const KEYS_CLI = join(ROOT, 'src', 'cli', 'keys.ts');
 
 function keys(...args: string[]) {
   return run(TSX, [KEYS_CLI, ...args], { env, cwd: ROOT });
