@@ -29,8 +29,8 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { load, pickGenerator, type LoadResult, type Request } from './load.js';
+import { freePort } from '../test/support/free-port.js';
 import {
-  freePort,
   httpCall,
   killAllStarted,
   PeakRss,

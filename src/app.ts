@@ -3,7 +3,8 @@
 //
 // A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
+// (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
+// @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -185,7 +186,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Callback-style hooks: an async one costs a promise per request (measured in bench/).
+  // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(RESPONSE_HEADERS);
     reply.header('x-request-id', request.id);

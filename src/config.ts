@@ -109,48 +109,52 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
 /** See parseTrustProxy. */
 export type TrustProxy = false | number | string[];
 
-export interface Config {
-  nodeEnv: 'development' | 'production' | 'test';
-  host: string;
-  port: number;
-  databaseUrl: string;
+/** The settings as the code reads them: named for the code, units converted, defaults applied. */
+const configSchema = settingsSchema.transform((s) => ({
+  nodeEnv: s.NODE_ENV,
+  host: s.HOST,
+  port: s.PORT,
+  databaseUrl: s.DATABASE_URL,
   /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
-  databasePoolSize: number;
+  databasePoolSize: s.DATABASE_POOL_SIZE,
   /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
-  databaseConnectTimeoutMs: number;
+  databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
   /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
-  databaseQueryTimeoutMs: number;
+  databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
   /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
-  apiKeys: string[];
-  logLevel: (typeof LOG_LEVELS)[number];
-  bodyLimitBytes: number;
+  apiKeys: s.API_KEYS,
+  logLevel: s.LOG_LEVEL,
+  bodyLimitBytes: s.BODY_LIMIT_BYTES,
   /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
-  rateLimitPerMinute: number;
+  rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
   /** Failed authentications per client address per minute before 429. */
-  authFailuresPerMinute: number;
-  idempotencyTtlMs: number;
+  authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+  idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
   /** Browser origins allowed by CORS; empty: CORS is off. */
-  corsOrigins: string[];
+  corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
   /**
    * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
    * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
    */
-  trustProxy: TrustProxy;
+  trustProxy: s.TRUST_PROXY,
   /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
-  requestTimeoutMs: number;
+  requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
   /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
-  headersTimeoutMs: number;
+  headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
   /** A connection with no traffic either way this long is closed (keep-alive connections included). */
-  idleTimeoutMs: number;
+  idleTimeoutMs: s.IDLE_TIMEOUT_MS,
   /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
-  redisUrl: string | undefined;
+  redisUrl: s.REDIS_URL,
   /** Serve GET /metrics (Prometheus) and count requests for it. */
-  metricsEnabled: boolean;
+  metricsEnabled: s.METRICS_ENABLED === 'true',
   /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
-  metricsPort: number | null;
+  metricsPort: s.METRICS_PORT ?? null,
   /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
-  metricsHost: string;
-}
+  metricsHost: s.METRICS_HOST ?? s.HOST,
+}));
+
+/** The service's settings, as parseConfig returns them. */
+export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -162,36 +166,12 @@ export class ConfigError extends Error {
  */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const result = settingsSchema.safeParse(present);
+  const result = configSchema.safeParse(present);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);
   }
-  const s = result.data;
-  return {
-    nodeEnv: s.NODE_ENV,
-    host: s.HOST,
-    port: s.PORT,
-    databaseUrl: s.DATABASE_URL,
-    databasePoolSize: s.DATABASE_POOL_SIZE,
-    databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
-    databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
-    apiKeys: s.API_KEYS,
-    logLevel: s.LOG_LEVEL,
-    bodyLimitBytes: s.BODY_LIMIT_BYTES,
-    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
-    authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
-    idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
-    corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-    trustProxy: s.TRUST_PROXY,
-    requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
-    headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
-    idleTimeoutMs: s.IDLE_TIMEOUT_MS,
-    redisUrl: s.REDIS_URL,
-    metricsEnabled: s.METRICS_ENABLED === 'true',
-    metricsPort: s.METRICS_PORT ?? null,
-    metricsHost: s.METRICS_HOST ?? s.HOST,
-  };
+  return result.data;
 }
 
 /** The settings of this process: `.env` in the working directory (if any), then the environment. */

@@ -45,9 +45,9 @@ const RECORD_FIELDS = { id: true, name: true, createdAt: true, lastUsedAt: true,
 type KeyLookup = (hash: string) => Promise<{ id: number; revokedAt: Date | null; lastUsedAt: Date | null } | null>;
 
 /**
- * On SQLite, a statement prepared once on the handle beneath Prisma's adapter connection (the
- * same reason as the pets' hot path, src/pets/pet-repository.ts: a Prisma lookup costs ~0.2–0.3 ms
- * a request). Prisma stores DateTime columns there as ISO-8601 text.
+ * On SQLite, a statement prepared once on the handle beneath Prisma's adapter connection, for the
+ * same reason as the pets' hot path (src/pets/pet-repository.ts; the cost of a Prisma lookup:
+ * docs/benchmarks.md). Prisma stores DateTime columns there as ISO-8601 text.
  */
 function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
   const byHash = db.prepare<[string], [bigint, string | null, string | null]>(

@@ -142,8 +142,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
 
 /**
  * A SQLite connection with this service's settings, chosen for speed with the durability argued
- * in the README ("Reliability"). Measured here, one autocommitted insert: rollback journal + FULL
- * ~4.4 ms, WAL + FULL ~0.84 ms (an fsync per commit), WAL + NORMAL ~0.02 ms.
+ * in docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
  * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file.
  * - synchronous=NORMAL: no fsync per commit, only at checkpoints. After a crash of the process
  *   nothing committed is lost; after a power loss the last commits can be, but the file is never
@@ -153,7 +152,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
  * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
  * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
  * They run on the adapter connection, not through Prisma's query API: the first Prisma query
- * loads its query compiler (~30 MB, ~90 ms here), which the hot paths never need.
+ * loads its query compiler (memory and start-up time), which the hot paths never need.
  */
 async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
   const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();

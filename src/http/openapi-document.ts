@@ -7,7 +7,7 @@
 // @hey-api/openapi-ts generates a client that compiles (test/openapi-tools.test.ts).
 //
 // trpc-to-openapi is imported when the document is first built, not at start-up: the service
-// itself never needs it at run time, and loading it cost ~190 ms and ~30 MB (measured here).
+// itself never needs it at run time, and loading it costs start-up time and memory (docs/benchmarks.md).
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { toJSONSchema } from 'zod';

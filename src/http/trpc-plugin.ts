@@ -9,9 +9,8 @@
 // here directly with tRPC's own response-building functions (src/api/trpc-internals.ts). Every
 // other request (larger batches, `trpc-accept: application/jsonl`, other content types, unknown
 // procedures, wrong methods, HEAD) goes to tRPC's Fastify handler unchanged. Why: tRPC's handler
-// turns each request into a Fetch `Request` (with Headers and AbortSignals), resolves a `Response`
-// and streams it back through Fastify; the profile put that at well over half of a small call's
-// time. test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
+// builds a Fetch `Request` and `Response` per call, most of a small call's time (docs/benchmarks.md).
+// test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';

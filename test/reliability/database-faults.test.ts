@@ -8,7 +8,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
 import { sqliteFilePath } from '../../src/db/providers.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { startOutageServer, type OutageServer } from '../support/outage-server.js';
+import type { PrivatePostgres } from '../support/private-postgres.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { API_KEY, json, startTestServer, type TestServer } from '../support/test-server.js';
@@ -24,24 +25,17 @@ async function expect503(response: Response, trpc = false): Promise<void> {
 }
 
 describe('PostgreSQL refusing connections while a stored key is checked', () => {
+  let outage: OutageServer;
   let cluster: PrivatePostgres;
   let server: TestServer;
   let storedKey: string;
 
   beforeAll(async () => {
-    cluster = await startPrivatePostgres();
-    server = await startTestServer({
-      provider: 'postgresql',
-      postgresServerUrl: cluster.url(),
-      databaseSettings: { DATABASE_CONNECT_TIMEOUT_MS: '2000', DATABASE_QUERY_TIMEOUT_MS: '3000' },
-    });
+    outage = await startOutageServer();
+    ({ cluster, server } = outage);
     storedKey = (await createApiKeyStore(server.database.prisma).create('outage')).key;
   });
-  afterAll(async () => {
-    await server?.app.close();
-    await server?.database.close();
-    await cluster?.destroy();
-  });
+  afterAll(() => outage?.close());
 
   it('answers 503 with Retry-After on both surfaces, for stored and bootstrap keys, and serves again after', async () => {
     const auth = (key: string) => ({ authorization: `Bearer ${key}` });
