@@ -38,7 +38,7 @@ module.exports = {
     {
       name: 'domain-is-pure',
       severity: 'error',
-      comment: 'src/domain holds the contract\'s rules: zod schemas and plain TypeScript, no tRPC, Fastify or Prisma, nothing else of src/.',
+      comment: "src/domain holds the contract's rules: zod schemas and plain TypeScript, no tRPC, Fastify or Prisma, nothing else of src/.",
       from: { path: '^src/domain/' },
       to: { pathNot: ['^src/domain/', '^node_modules/zod/', '^node_modules/@zod/'] },
     },
@@ -95,7 +95,8 @@ module.exports = {
     {
       name: 'client-ships-alone',
       severity: 'error',
-      comment: 'src/client is compiled into dist/client for callers: the router\'s types and the request limits, nothing that opens a database or runs a server.',
+      comment:
+        "src/client is compiled into dist/client for callers: the router's types and the request limits, nothing that opens a database or runs a server.",
       from: { path: '^src/client/' },
       to: { path: '^src/', pathNot: ['^src/client/', '^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
     },

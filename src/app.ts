@@ -177,7 +177,17 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       origin: config.corsOrigins,
       methods: ['GET', 'POST'],
       allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
-      exposedHeaders: ['x-request-id', 'traceparent', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'idempotent-replayed'],
+      exposedHeaders: [
+        'x-request-id',
+        'traceparent',
+        'ratelimit',
+        'ratelimit-policy',
+        'retry-after',
+        'deprecation',
+        'sunset',
+        'link',
+        'idempotent-replayed',
+      ],
       maxAge: 600,
     });
   }
@@ -204,9 +214,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendEnvelope(reply, envelope);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
 
   // GET /metrics: here, or on a server of its own when METRICS_PORT is set (src/http/metrics-plugin.ts).
   const metricsServer =

@@ -46,10 +46,19 @@ const settingsSchema = z
         .regex(/^[\w.~+/-]+=*$/, 'each key must be a bearer token (letters, digits, -._~+/ and trailing =)'),
     ),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-    BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(10 * 1024 * 1024).default(64 * 1024),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1_024)
+      .max(10 * 1024 * 1024)
+      .default(64 * 1024),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
-    IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(1 / 60).max(24 * 30).default(24),
+    IDEMPOTENCY_TTL_HOURS: z.coerce
+      .number()
+      .min(1 / 60)
+      .max(24 * 30)
+      .default(24),
     CORS_ORIGINS: commaSeparated(
       z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }),
     ),
@@ -60,9 +69,7 @@ const settingsSchema = z
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
-    REDIS_URL: z
-      .url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' })
-      .optional(),
+    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' }).optional(),
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
@@ -86,13 +93,17 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
   if (value === 'true') {
     context.addIssue({
       code: 'custom',
-      message: 'true would trust every hop, so a client could choose its own address; name the proxies (10.0.0.0/8,::1) or give their number (1)',
+      message:
+        'true would trust every hop, so a client could choose its own address; name the proxies (10.0.0.0/8,::1) or give their number (1)',
     });
     return z.NEVER;
   }
   const hops = /^\d+$/.test(value) ? Number(value) : undefined;
   if (hops !== undefined && hops >= 1 && hops <= 100) return hops;
-  const proxies = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const proxies = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   try {
     proxyAddr.compile(proxies); // the parser Fastify itself uses on these values
     if (hops === undefined && proxies.length > 0) return proxies;
@@ -101,7 +112,7 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
   }
   context.addIssue({
     code: 'custom',
-    message: 'must be false, a hop count (1–100), or the proxies\' addresses/CIDRs, comma-separated (10.0.0.0/8,fd00::/8)',
+    message: "must be false, a hop count (1–100), or the proxies' addresses/CIDRs, comma-separated (10.0.0.0/8,fd00::/8)",
   });
   return z.NEVER;
 }

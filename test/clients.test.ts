@@ -49,10 +49,12 @@ describe('createClient (tRPC, for TypeScript apps)', () => {
 
   it('accepts a base URL with a trailing slash, and refuses a wrong key', async () => {
     expect(await createClient(`${server.baseUrl}/`, API_KEY).pets.list.query()).toBeInstanceOf(Array);
-    const refused = await createClient(server.baseUrl, 'not-a-key-0123456789').pets.list.query().then(
-      () => null,
-      (error: { data?: { code?: string } }) => error.data?.code,
-    );
+    const refused = await createClient(server.baseUrl, 'not-a-key-0123456789')
+      .pets.list.query()
+      .then(
+        () => null,
+        (error: { data?: { code?: string } }) => error.data?.code,
+      );
     expect(refused).toBe('UNAUTHORIZED');
   });
 });
@@ -106,7 +108,9 @@ describe('wrong calls do not compile', () => {
     type NewPetBody = NonNullable<RestPaths['/pets']['post']['requestBody']>['content']['application/json'];
     expectTypeOf<NewPetBody>().toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' }>();
     expectTypeOf<{ name: string }>().not.toExtend<NewPetBody>();
-    expectTypeOf(trpc.pets.create.mutate).parameter(0).toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' | undefined }>();
+    expectTypeOf(trpc.pets.create.mutate)
+      .parameter(0)
+      .toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' | undefined }>();
   });
 
   it('and the server refuses what the types refuse', async () => {

@@ -25,7 +25,10 @@ const links: Array<[string, (url: string) => TRPCLink<AppRouter>]> = [
 ];
 
 const clients = (): Array<[string, () => Client]> => [
-  ...links.map(([name, link]): [string, () => Client] => [name, () => createTRPCClient<AppRouter>({ links: [link(`${server.baseUrl}/trpc`)] })]),
+  ...links.map(([name, link]): [string, () => Client] => [
+    name,
+    () => createTRPCClient<AppRouter>({ links: [link(`${server.baseUrl}/trpc`)] }),
+  ]),
   ['createClient', () => createClient(server.baseUrl, API_KEY)],
 ];
 
@@ -70,7 +73,6 @@ describe.each(clients())('%s', (_name, makeClient) => {
     const pets = await Promise.all(Array.from({ length: count }, () => client.pets.get.query({ petId: existing.id })));
     expect(pets).toEqual(Array(count).fill(existing));
   });
-
 
   it.each([1, 12, 60, 200])('%i concurrent mixed calls each get their own answer', async (count) => {
     const client = makeClient();

@@ -108,8 +108,7 @@ export const petsRouter = router({
         operationId: 'getPet',
         tags: TAGS,
         summary: 'Get an animal (deprecated)',
-        description:
-          'Deprecated; removed on 5 December 2030. Use `GET /pets` (listPets) with the `status` filter instead.',
+        description: 'Deprecated; removed on 5 December 2030. Use `GET /pets` (listPets) with the `status` filter instead.',
         deprecated: true,
         errorResponses: {
           400: '`petId` is not an integer in 1 … 2^53 − 1.',

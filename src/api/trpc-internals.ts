@@ -114,7 +114,13 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
     getTRPCErrorShape({ config, ...options }) as Record<string, unknown> & { data: Record<string, unknown> };
 
   // The shape tRPC gives an error must still be { message, code: number, data: { code, httpStatus } }.
-  const probe = errorShape({ error: new TRPCError({ code: 'NOT_FOUND' }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+  const probe = errorShape({
+    error: new TRPCError({ code: 'NOT_FOUND' }),
+    type: 'unknown',
+    path: undefined,
+    input: undefined,
+    ctx: undefined,
+  });
   if (typeof probe.code !== 'number' || probe.data?.code !== 'NOT_FOUND' || probe.data.httpStatus !== 404) fail('the error shape');
 
   return {
@@ -149,7 +155,13 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
      * tRPC has no code of its own for it (431: code BAD_REQUEST).
      */
     requestErrorBody(code: TRPC_ERROR_CODE_KEY, message: string, httpStatus?: number): string {
-      const shape = errorShape({ error: new TRPCError({ code, message }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+      const shape = errorShape({
+        error: new TRPCError({ code, message }),
+        type: 'unknown',
+        path: undefined,
+        input: undefined,
+        ctx: undefined,
+      });
       if (httpStatus !== undefined) shape.data = { ...shape.data, httpStatus };
       return JSON.stringify(transformTRPCResponse(config, { error: shape } as never));
     },

@@ -50,9 +50,9 @@ type KeyLookup = (hash: string) => Promise<{ id: number; revokedAt: Date | null;
  * docs/benchmarks.md). Prisma stores DateTime columns there as ISO-8601 text.
  */
 function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
-  const byHash = db.prepare<[string], [bigint, string | null, string | null]>(
-    'SELECT id, revoked_at, last_used_at FROM api_keys WHERE hash = ?',
-  ).raw();
+  const byHash = db
+    .prepare<[string], [bigint, string | null, string | null]>('SELECT id, revoked_at, last_used_at FROM api_keys WHERE hash = ?')
+    .raw();
   const date = (text: string | null) => (text === null ? null : new Date(text));
   return async (hash) => {
     const row = byHash.get(hash);
@@ -60,10 +60,7 @@ function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
   };
 }
 
-export function createApiKeyStore(
-  prisma: PrismaClient,
-  options: ApiKeyStoreOptions = {},
-): ApiKeyStore {
+export function createApiKeyStore(prisma: PrismaClient, options: ApiKeyStoreOptions = {}): ApiKeyStore {
   const now = options.now ?? (() => new Date());
   const onBookkeepingError = options.onBookkeepingError ?? (() => {});
   /** Keys whose last_used_at write is under way: one at a time per key. */

@@ -17,7 +17,10 @@ export const STUDIO_DEFAULT_PORT = 5555;
 
 const userArgs = process.argv.slice(2);
 const has = (...flags: string[]) => userArgs.some((arg) => flags.includes(arg.split('=')[0]!));
-const defaults = [...(has('--port', '-p') ? [] : ['--port', String(STUDIO_DEFAULT_PORT)]), ...(has('--browser', '-b') ? [] : ['--browser', 'none'])];
+const defaults = [
+  ...(has('--port', '-p') ? [] : ['--port', String(STUDIO_DEFAULT_PORT)]),
+  ...(has('--browser', '-b') ? [] : ['--browser', 'none']),
+];
 
 const { databaseUrl } = loadConfig();
 await migrateDatabase(databaseUrl); // so that Studio shows the tables even before the first start

@@ -80,10 +80,7 @@ async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapter
  * keys`) has it open. So an up-to-date database is checked with a plain query instead, and a
  * real migration of a SQLite file needs the other processes stopped (README).
  */
-export async function applyMigrations(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  layout: SchemaLayout,
-): Promise<string[]> {
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<string[]> {
   const folders = await migrationFolderNames(layout.migrationsDir);
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
   for (let attempt = 1; ; attempt++) {

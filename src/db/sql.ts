@@ -162,7 +162,8 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
         }
       }),
     isUniqueViolation: (error) =>
-      error instanceof Error && ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes((error as { code?: string }).code ?? ''),
+      error instanceof Error &&
+      ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes((error as { code?: string }).code ?? ''),
   };
 }
 

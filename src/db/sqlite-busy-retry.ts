@@ -56,8 +56,10 @@ export async function retryWhileBusy<T>(operation: () => T | Promise<T>, waitMs 
 export function busyRetryingStatements(connection: SqlDriverAdapter): SqlDriverAdapter {
   return new Proxy(connection, {
     get(target, property) {
-      if (property === 'queryRaw') return (query: Parameters<SqlDriverAdapter['queryRaw']>[0]) => retryWhileBusy(() => target.queryRaw(query));
-      if (property === 'executeRaw') return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
+      if (property === 'queryRaw')
+        return (query: Parameters<SqlDriverAdapter['queryRaw']>[0]) => retryWhileBusy(() => target.queryRaw(query));
+      if (property === 'executeRaw')
+        return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
       const value: unknown = Reflect.get(target, property, target);
       // Bound to the connection itself: its methods use private fields.
       return typeof value === 'function' ? (value.bind(target) as unknown) : value;

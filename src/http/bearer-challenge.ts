@@ -8,7 +8,5 @@ const AUTH_REALM = 'animal-store';
 /** The WWW-Authenticate value for a 401 answer to `request`. */
 export function bearerChallenge(request: Pick<FastifyRequest, 'headers'>): string {
   const sent = request.headers.authorization;
-  return sent === undefined || sent.trim() === ''
-    ? `Bearer realm="${AUTH_REALM}"`
-    : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
+  return sent === undefined || sent.trim() === '' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
 }

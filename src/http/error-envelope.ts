@@ -95,7 +95,6 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
   return errorEnvelope(status, error.message);
 }
 
-
 /** A request Node's HTTP parser refused, as far as its raw bytes tell. */
 export interface RawClientError {
   status: 400 | 408 | 431;

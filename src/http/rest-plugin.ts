@@ -148,7 +148,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   });
 
   // The deprecation headers of each deprecated route, built once: they never change.
-  const deprecatedRoutes = new Map(routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])));
+  const deprecatedRoutes = new Map(
+    routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])),
+  );
 
   await v1.register(async (procedures) => {
     // Callback-style hooks (an async one costs a promise per request); a hook that answers the
@@ -173,7 +175,11 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         }
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
-          sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+          sendError(
+            reply,
+            429,
+            `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`,
+          );
           return;
         }
         sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');

@@ -34,7 +34,10 @@ export interface RestRoute {
 /** The methods whose input is the JSON body; the others' input is the query and path parameters. */
 export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-type ZodLike = { description?: string; _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
+type ZodLike = {
+  description?: string;
+  _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } };
+};
 
 /** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
 function unwrap(schema: ZodLike): ZodLike {
@@ -148,11 +151,7 @@ const DECIMAL_INTEGER = /^-?\d{1,20}$/;
  * a query parameter may appear once and, when it appears, not empty (trpc-to-openapi would drop
  * `?status=` silently and list everything). Ranges and enums are left to the procedure's schema.
  */
-export function strictParamProblem(
-  route: RestRoute,
-  pathParams: Record<string, string>,
-  query: Record<string, unknown>,
-): string | null {
+export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
   for (const [name, value] of Object.entries(query)) {
     // Unknown parameters are ignored (spec), repeated or not.
     if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;

@@ -114,7 +114,10 @@ export function trpcHandlerOptions(
 }
 
 /** A deprecated procedure announces it on /trpc too, with the same headers as on REST. */
-function deprecationHeadersOf(procedures: ReadonlyMap<string, ProcedureInfo>, paths: readonly string[] | undefined): Record<string, string> {
+function deprecationHeadersOf(
+  procedures: ReadonlyMap<string, ProcedureInfo>,
+  paths: readonly string[] | undefined,
+): Record<string, string> {
   const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
   return deprecation ? deprecationHeaders(deprecation) : {};
 }
@@ -139,7 +142,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
    */
   function directProcedure(request: FastifyRequest, path: string): ProcedureInfo | undefined {
     const procedure = trpc.procedures.get(path);
-    if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl')) return undefined;
+    if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl'))
+      return undefined;
     const { batch, input } = request.query as Record<string, unknown>;
     if (batch !== undefined && batch !== '1') return undefined;
     if (procedure.type === 'query') {
@@ -148,7 +152,9 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     }
     if (procedure.type === 'mutation') {
       const plainBody = typeof request.body !== 'string' || !request.body.startsWith(BOM);
-      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody ? procedure : undefined;
+      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody
+        ? procedure
+        : undefined;
     }
     return undefined;
   }

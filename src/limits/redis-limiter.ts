@@ -97,7 +97,10 @@ export class RedisCounters {
     try {
       const result = await command(this.client);
       if (this.failingSince !== null) {
-        this.logger.info({ downForMs: Date.now() - this.failingSince }, 'Redis answers again: request limits are shared by every instance again');
+        this.logger.info(
+          { downForMs: Date.now() - this.failingSince },
+          'Redis answers again: request limits are shared by every instance again',
+        );
         this.failingSince = null;
       }
       return result;

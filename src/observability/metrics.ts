@@ -142,9 +142,13 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
           if (stats) this.set(read(stats));
         },
       });
-    poolGauge('animal_store_db_pool_connections', 'PostgreSQL connections open in this instance\'s pool (idle or in use).', (s) => s.total);
+    poolGauge('animal_store_db_pool_connections', "PostgreSQL connections open in this instance's pool (idle or in use).", (s) => s.total);
     poolGauge('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle.', (s) => s.idle);
-    poolGauge('animal_store_db_pool_waiting_queries', 'Queries waiting for a free connection (the pool is exhausted while above 0).', (s) => s.waiting);
+    poolGauge(
+      'animal_store_db_pool_waiting_queries',
+      'Queries waiting for a free connection (the pool is exhausted while above 0).',
+      (s) => s.waiting,
+    );
     poolGauge('animal_store_db_pool_max_connections', 'The most connections the pool opens (DATABASE_POOL_SIZE).', (s) => s.max);
   }
 

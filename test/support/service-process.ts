@@ -49,7 +49,11 @@ process.once('exit', () => {
 export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
   const [program, ...args] = options.command ?? [process.execPath, ...(options.nodeOptions ?? []), ...FROM_SOURCE.slice(1)];
-  const child = spawn(program, args, { cwd: options.cwd ?? ROOT, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(program, args, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...inherited, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
