@@ -75,10 +75,17 @@ async function postgresStore(url: string): Promise<Store> {
   const rowsOf = async (name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows;
   return {
     list: (limit) => rowsOf('list', `SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit]),
-    listByStatus: (status, limit) => rowsOf('list_status', `SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]),
+    listByStatus: (status, limit) =>
+      rowsOf('list_status', `SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]),
     byId: async (id) => (await rowsOf('by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]))[0],
     insert: async (name, categoryId, status) =>
-      (await rowsOf('insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [name, categoryId, status]))[0],
+      (
+        await rowsOf('insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
+          name,
+          categoryId,
+          status,
+        ])
+      )[0],
   };
 }
 
@@ -107,14 +114,21 @@ function fail(res: ServerResponse, status: number, code: string, message: string
 }
 
 function list(limitParam: unknown, status: unknown): Maybe<unknown[]> | string {
-  const limit = limitParam === undefined ? 20 : typeof limitParam === 'string' && /^\d{1,3}$/.test(limitParam) ? Number(limitParam) : typeof limitParam === 'number' ? limitParam : NaN;
+  const limit =
+    limitParam === undefined
+      ? 20
+      : typeof limitParam === 'string' && /^\d{1,3}$/.test(limitParam)
+        ? Number(limitParam)
+        : typeof limitParam === 'number'
+          ? limitParam
+          : NaN;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) return 'limit: must be an integer in 1…100';
   if (status === undefined) return store.list(limit);
   if (typeof status !== 'string' || !STATUSES.has(status)) return 'status: must be one of available, pending, sold';
   return store.listByStatus(status, limit);
 }
 
-function create(body: unknown): Maybe<unknown> | string {
+function create(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
   const { name, categoryId, status = 'available', ...rest } = body as Record<string, unknown>;
   if (Object.keys(rest).length > 0) return 'unknown field';
@@ -144,7 +158,9 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const isGet = req.method === 'GET';
   if (!(await verifier.authenticate(req.headers.authorization))) {
     if (path.startsWith('/trpc/')) {
-      return send(res, 401, { error: { message: 'A valid API key is required', code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } } });
+      return send(res, 401, {
+        error: { message: 'A valid API key is required', code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } },
+      });
     }
     return fail(res, 401, 'UNAUTHORIZED', 'A valid API key is required: send "Authorization: Bearer <key>".');
   }

@@ -75,17 +75,34 @@ function run(command: string, args: string[], timeoutMs: number): Promise<string
   });
 }
 
-export async function load(generator: Generator, root: string, workDir: string, port: number, request: Request, options: LoadOptions): Promise<LoadResult> {
+export async function load(
+  generator: Generator,
+  root: string,
+  workDir: string,
+  port: number,
+  request: Request,
+  options: LoadOptions,
+): Promise<LoadResult> {
   const url = `http://127.0.0.1:${port}${request.path}`;
   const timeoutMs = (options.seconds + 30) * 1000;
   if (generator === 'wrk') {
     const script = join(workDir, 'wrk-request.lua');
     writeFileSync(script, wrkScript(request));
     // One wrk thread: on 2 cores the generator should take as little CPU from the server as it can.
-    const out = await run('wrk', ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '5s', '-s', script, url], timeoutMs);
+    const out = await run(
+      'wrk',
+      ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '5s', '-s', script, url],
+      timeoutMs,
+    );
     const line = out.split('\n').find((text) => text.startsWith('BENCH '));
     if (!line) throw new Error(`wrk printed no figures: ${out}`);
-    const figures = JSON.parse(line.slice('BENCH '.length)) as { requests: number; duration_us: number; errors: number; p50_us: number; p99_us: number };
+    const figures = JSON.parse(line.slice('BENCH '.length)) as {
+      requests: number;
+      duration_us: number;
+      errors: number;
+      p50_us: number;
+      p99_us: number;
+    };
     return {
       requests: figures.requests,
       requestsPerSecond: figures.requests / (figures.duration_us / 1e6),

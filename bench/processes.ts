@@ -4,7 +4,6 @@
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 
 export interface Started {
   name: string;
@@ -16,11 +15,16 @@ export interface Started {
 const children = new Set<ChildProcess>();
 
 /** Starts `command` in a process group of its own; its stdout (the service's logs) goes to /dev/null. */
-export function startProcess(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; port: number }): Started {
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; port: number },
+): Started {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     if (stderr.length < 20_000) stderr += chunk.toString();
   });
   child.on('exit', () => children.delete(child));
@@ -59,18 +63,6 @@ export function killAllStarted(): void {
   }
 }
 
-/** A port that was free a moment ago on the loopback interface. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 export interface HttpAnswer {
   status: number;
   body: string;
@@ -94,7 +86,14 @@ export function httpCall(port: number, method: string, path: string, headers: Re
  * Polls `GET path` every `intervalMs` until it answers 200; returns the milliseconds from `since`
  * (a performance.now() value) to that first answer.
  */
-export async function waitForAnswer(started: Started, path: string, headers: Record<string, string>, since: number, timeoutMs = 30_000, intervalMs = 5): Promise<number> {
+export async function waitForAnswer(
+  started: Started,
+  path: string,
+  headers: Record<string, string>,
+  since: number,
+  timeoutMs = 30_000,
+  intervalMs = 5,
+): Promise<number> {
   for (;;) {
     if (started.child.exitCode !== null) throw new Error(`${started.name} exited: ${started.stderr()}`);
     try {
@@ -103,7 +102,8 @@ export async function waitForAnswer(started: Started, path: string, headers: Rec
     } catch {
       /* not listening yet */
     }
-    if (performance.now() - since > timeoutMs) throw new Error(`${started.name} gave no answer within ${timeoutMs} ms: ${started.stderr()}`);
+    if (performance.now() - since > timeoutMs)
+      throw new Error(`${started.name} gave no answer within ${timeoutMs} ms: ${started.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

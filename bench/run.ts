@@ -29,8 +29,8 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { load, pickGenerator, type LoadResult, type Request } from './load.js';
+import { freePort } from '../test/support/free-port.js';
 import {
-  freePort,
   httpCall,
   killAllStarted,
   PeakRss,
@@ -52,7 +52,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 type DatabaseKind = 'sqlite' | 'postgresql';
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
   if (name !== 'sqlite' && name !== 'postgresql') throw new Error(`BENCH_DATABASES: unknown database "${name}"`);
-  return name as DatabaseKind;
+  return name;
 });
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
@@ -134,7 +134,9 @@ async function onPostgresServer(sql: string): Promise<void> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`PostgreSQL is not reachable at ${POSTGRES_URL} (${(error as Error).message}); set BENCH_POSTGRES_URL or BENCH_DATABASES=sqlite`);
+    throw new Error(
+      `PostgreSQL is not reachable at ${POSTGRES_URL} (${(error as Error).message}); set BENCH_POSTGRES_URL or BENCH_DATABASES=sqlite`,
+    );
   }
   try {
     await client.query(sql);
@@ -200,7 +202,11 @@ async function startBaseline(target: string): Promise<Server> {
     BASELINE_POOL_SIZE: String(POOL_SIZE),
     API_KEYS: API_KEY,
   };
-  const started = startProcess('baseline', process.execPath, ['--import', 'tsx', join('bench', 'baseline-server.ts')], { cwd: ROOT, env, port });
+  const started = startProcess('baseline', process.execPath, ['--import', 'tsx', join('bench', 'baseline-server.ts')], {
+    cwd: ROOT,
+    env,
+    port,
+  });
   await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
   return { name: 'baseline', started, rss: new PeakRss(servingPid(started)), database: target };
 }
@@ -220,8 +226,7 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-const spread = (values: number[], digits: number) =>
-  `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+const spread = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
@@ -271,7 +276,9 @@ function machine(): string {
   } catch {
     /* keep os.cpus() */
   }
-  return `nproc ${nproc}, ${model}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  return `nproc ${nproc}, ${model}, Node ${process.version}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
 }
 
 /** The list on 1k rows against the list on 1M rows: two service instances, loaded in turn. */
@@ -290,7 +297,16 @@ async function measureScale(): Promise<Map<string, { small: Run[]; large: Run[] 
   }
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { label, request } of scaleScenarios) {
-      const order = round % 2 ? ([['small', small], ['large', large]] as const) : ([['large', large], ['small', small]] as const);
+      const order =
+        round % 2
+          ? ([
+              ['small', small],
+              ['large', large],
+            ] as const)
+          : ([
+              ['large', large],
+              ['small', small],
+            ] as const);
       for (const [size, { server }] of order) {
         const run = await measure(server, request, SECONDS);
         scale.get(label)![size].push(run);
@@ -332,7 +348,9 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
     const { server: service, startMs: firstStartMs } = await startService(`service-${kind}`, serviceDatabase.url);
     const baseline = await startBaseline(baselineDatabase.target);
     for (const database of [serviceDatabase, baselineDatabase]) await database.seed(SEED_ROWS);
-    console.log(`servers: service pid ${service.rss.pid} (npm start, first start with migration ${fixed(firstStartMs, 0)} ms), baseline pid ${baseline.rss.pid}; ${SEED_ROWS} rows each`);
+    console.log(
+      `servers: service pid ${service.rss.pid} (npm start, first start with migration ${fixed(firstStartMs, 0)} ms), baseline pid ${baseline.rss.pid}; ${SEED_ROWS} rows each`,
+    );
     if (!service.rss.resettable) console.log('note: VmHWM cannot be reset here; RSS figures are lifetime peaks');
 
     // 2. Same answers, then warm both up (JIT, the database's caches, prepared statements).
@@ -367,19 +385,26 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
 /** The medians table of one comparison; returns the ratio of each scenario. */
 function printComparison({ kind, runs }: Comparison): Map<string, number> {
   console.log('');
-  console.log(`${kind}: medians over ${ROUNDS} rounds (min–max in brackets); ratio = service / baseline req/s, per round, alternating; CPU = serving process's user + system time per request.`);
+  console.log(
+    `${kind}: medians over ${ROUNDS} rounds (min–max in brackets); ratio = service / baseline req/s, per round, alternating; CPU = serving process's user + system time per request.`,
+  );
   console.log('');
-  console.log('| scenario | service req/s | baseline req/s | ratio | service CPU µs/req | baseline CPU µs/req | service p50 / p99 ms | baseline p50 / p99 ms | service peak RSS MB | baseline peak RSS MB |');
+  console.log(
+    '| scenario | service req/s | baseline req/s | ratio | service CPU µs/req | baseline CPU µs/req | service p50 / p99 ms | baseline p50 / p99 ms | service peak RSS MB | baseline peak RSS MB |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const ratios = new Map<string, number>();
   for (const { label } of SCENARIOS) {
     const { service: mine, baseline: bare } = runs.get(label)!;
     const rps = (list: Run[]) => list.map((run) => run.requestsPerSecond);
-    const cpu = (list: Run[]) => `${fixed(median(list.map((run) => run.cpuMicrosPerRequest)), 0)} (${spread(list.map((run) => run.cpuMicrosPerRequest), 0)})`;
+    const cpu = (list: Run[]) =>
+      `${fixed(median(list.map((run) => run.cpuMicrosPerRequest)), 0)} (${spread(
+        list.map((run) => run.cpuMicrosPerRequest),
+        0,
+      )})`;
     const perRound = mine.map((run, i) => run.requestsPerSecond / bare[i]!.requestsPerSecond);
     ratios.set(label, median(perRound));
-    const latency = (list: Run[]) =>
-      `${fixed(median(list.map((r) => r.p50Ms)), 2)} / ${fixed(median(list.map((r) => r.p99Ms)), 2)}`;
+    const latency = (list: Run[]) => `${fixed(median(list.map((r) => r.p50Ms)), 2)} / ${fixed(median(list.map((r) => r.p99Ms)), 2)}`;
     console.log(
       `| ${label} | ${fixed(median(rps(mine)), 0)} (${spread(rps(mine), 0)}) | ${fixed(median(rps(bare)), 0)} (${spread(rps(bare), 0)}) ` +
         `| **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${cpu(mine)} | ${cpu(bare)} | ${latency(mine)} | ${latency(bare)} ` +
@@ -396,7 +421,9 @@ async function main(): Promise<void> {
   const began = performance.now();
   console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
   console.log(`machine: ${machine()}`);
-  console.log(`load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`);
+  console.log(
+    `load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`,
+  );
 
   // Each database's table as soon as it is measured, so that one database's failure keeps the other's figures.
   const comparisons: Comparison[] = [];
@@ -417,12 +444,21 @@ async function main(): Promise<void> {
   for (const comparison of comparisons) {
     const ratios = ratiosOf.get(comparison)!;
     const { kind } = comparison;
-    for (const label of HALF_BASELINE) targets.push([`${kind}: ${label} ≥ 0.5 × baseline: ${fixed(ratios.get(label)!, 2)}`, ratios.get(label)! >= 0.5]);
+    for (const label of HALF_BASELINE)
+      targets.push([`${kind}: ${label} ≥ 0.5 × baseline: ${fixed(ratios.get(label)!, 2)}`, ratios.get(label)! >= 0.5]);
     const restList = ratios.get('REST list limit=20')!;
-    targets.push([`${kind}: tRPC list ≥ REST list: ${fixed(ratios.get('tRPC list limit=20')!, 2)} vs ${fixed(restList, 2)}`, ratios.get('tRPC list limit=20')! >= restList]);
-    targets.push([`${kind}: RSS under load ≤ 150 MB: ${mb(comparison.serviceLoadPeak)} MB`, comparison.serviceLoadPeak <= 150 * 1024 * 1024]);
+    targets.push([
+      `${kind}: tRPC list ≥ REST list: ${fixed(ratios.get('tRPC list limit=20')!, 2)} vs ${fixed(restList, 2)}`,
+      ratios.get('tRPC list limit=20')! >= restList,
+    ]);
+    targets.push([
+      `${kind}: RSS under load ≤ 150 MB: ${mb(comparison.serviceLoadPeak)} MB`,
+      comparison.serviceLoadPeak <= 150 * 1024 * 1024,
+    ]);
     console.log('');
-    console.log(`${kind}: service peak RSS under load (largest of all runs): ${mb(comparison.serviceLoadPeak)} MB (serving process); npm start's process tree at the end: ${comparison.tree.join(', ')}`);
+    console.log(
+      `${kind}: service peak RSS under load (largest of all runs): ${mb(comparison.serviceLoadPeak)} MB (serving process); npm start's process tree at the end: ${comparison.tree.join(', ')}`,
+    );
   }
 
   const growth = new Map<string, number>();
@@ -434,26 +470,49 @@ async function main(): Promise<void> {
   for (const [label, { small: s, large: l }] of scale) {
     const perRound = l.map((run, i) => run.p50Ms / s[i]!.p50Ms);
     growth.set(label, median(perRound));
-    const p50 = (list: Run[]) => `${fixed(median(list.map((r) => r.p50Ms)), 2)} (${spread(list.map((r) => r.p50Ms), 2)})`;
+    const p50 = (list: Run[]) =>
+      `${fixed(median(list.map((r) => r.p50Ms)), 2)} (${spread(
+        list.map((r) => r.p50Ms),
+        2,
+      )})`;
     const rps = (list: Run[]) => fixed(median(list.map((r) => r.requestsPerSecond)), 0);
-    console.log(`| ${label} | ${p50(s)} | ${p50(l)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${rps(s)} | ${rps(l)} |`);
+    console.log(
+      `| ${label} | ${p50(s)} | ${p50(l)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${rps(s)} | ${rps(l)} |`,
+    );
   }
   if (startUps.length > 0) {
     const first = comparisons.find((c) => c.kind === 'sqlite')!.firstStartMs;
     console.log('');
-    console.log(`start-up on SQLite, npm start → first 200 (up-to-date database): median ${fixed(median(startUps), 0)} ms (${spread(startUps, 0)}); first start with migration: ${fixed(first, 0)} ms`);
-    targets.push([`list p50 at 1M rows ≤ 1.25 × at 1k: ${fixed(growth.get('REST list limit=20')!, 2)}`, growth.get('REST list limit=20')! <= 1.25]);
+    console.log(
+      `start-up on SQLite, npm start → first 200 (up-to-date database): median ${fixed(median(startUps), 0)} ms (${spread(startUps, 0)}); first start with migration: ${fixed(first, 0)} ms`,
+    );
+    targets.push([
+      `list p50 at 1M rows ≤ 1.25 × at 1k: ${fixed(growth.get('REST list limit=20')!, 2)}`,
+      growth.get('REST list limit=20')! <= 1.25,
+    ]);
     targets.push([`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500]);
   }
 
   console.log('');
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
-  const errors = comparisons.flatMap((c) => [...c.runs.values()]).flatMap((r) => [...r.service, ...r.baseline]).reduce((sum, run) => sum + run.errors, 0);
+  const errors = comparisons
+    .flatMap((c) => [...c.runs.values()])
+    .flatMap((r) => [...r.service, ...r.baseline])
+    .reduce((sum, run) => sum + run.errors, 0);
   if (errors) console.log(`WARNING: ${errors} failed requests during the load runs`);
-  console.log(`machine at the end: load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`);
+  console.log(
+    `machine at the end: load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`,
+  );
 
   if (process.env.BENCH_JSON) {
-    const raw = comparisons.map(({ kind, runs, serviceLoadPeak, firstStartMs }) => ({ kind, runs: Object.fromEntries(runs), serviceLoadPeak, firstStartMs }));
+    const raw = comparisons.map(({ kind, runs, serviceLoadPeak, firstStartMs }) => ({
+      kind,
+      runs: Object.fromEntries(runs),
+      serviceLoadPeak,
+      firstStartMs,
+    }));
     writeFileSync(process.env.BENCH_JSON, JSON.stringify({ comparisons: raw, scale: Object.fromEntries(scale), startUps }, null, 2));
   }
 }

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 
 const watcher = spawn(process.execPath, [tsxCli, 'watch', 'src/start.ts'], { cwd: root, stdio: ['inherit', 'pipe', 'inherit'] });
-watcher.stdout!.pipe(pretty({ colorize: process.stdout.isTTY }));
+watcher.stdout.pipe(pretty({ colorize: process.stdout.isTTY }));
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => watcher.kill(signal));
 watcher.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));

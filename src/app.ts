@@ -3,7 +3,8 @@
 //
 // A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/pets/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
+// (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
+// @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -24,6 +25,7 @@ import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
+import { rateLimitHeaders } from './http/rate-limit-headers.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
 import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
@@ -95,7 +97,9 @@ export function createContextFactory(
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,
     storage,
-    setHeaders: (headers) => void reply.headers(headers),
+    retryAfter: (seconds) => void reply.header('retry-after', String(seconds)),
+    rateLimit: (decision, windowMs) => void reply.headers(rateLimitHeaders('per-key', decision, windowMs)),
+    noteReplayed: () => void reply.header('idempotent-replayed', 'true'),
     // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
     setNextPage: () => {},
     pets,
@@ -141,8 +145,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
-      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply as FastifyReply, error);
-      else sendEnvelope(reply as FastifyReply, envelopeForFastifyError(error));
+      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply, error);
+      else sendEnvelope(reply, envelopeForFastifyError(error));
     },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
@@ -173,7 +177,17 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       origin: config.corsOrigins,
       methods: ['GET', 'POST'],
       allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
-      exposedHeaders: ['x-request-id', 'traceparent', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'idempotent-replayed'],
+      exposedHeaders: [
+        'x-request-id',
+        'traceparent',
+        'ratelimit',
+        'ratelimit-policy',
+        'retry-after',
+        'deprecation',
+        'sunset',
+        'link',
+        'idempotent-replayed',
+      ],
       maxAge: 600,
     });
   }
@@ -182,7 +196,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Callback-style hooks: an async one costs a promise per request (measured in bench/).
+  // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(RESPONSE_HEADERS);
     reply.header('x-request-id', request.id);
@@ -200,9 +214,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendEnvelope(reply, envelope);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
 
   // GET /metrics: here, or on a server of its own when METRICS_PORT is set (src/http/metrics-plugin.ts).
   const metricsServer =

@@ -8,7 +8,7 @@ import { providerOf } from './db/providers.js';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** API keys shorter than this are refused: a key is a bearer secret, not a password to remember. */
-export const MIN_API_KEY_LENGTH = 16;
+const MIN_API_KEY_LENGTH = 16;
 
 /** A comma-separated list (blanks around items and empty items ignored), each item checked by `item`. */
 function commaSeparated<T extends z.ZodType<unknown, string>>(item: T) {
@@ -46,10 +46,19 @@ const settingsSchema = z
         .regex(/^[\w.~+/-]+=*$/, 'each key must be a bearer token (letters, digits, -._~+/ and trailing =)'),
     ),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-    BODY_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(10 * 1024 * 1024).default(64 * 1024),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1_024)
+      .max(10 * 1024 * 1024)
+      .default(64 * 1024),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
-    IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(1 / 60).max(24 * 30).default(24),
+    IDEMPOTENCY_TTL_HOURS: z.coerce
+      .number()
+      .min(1 / 60)
+      .max(24 * 30)
+      .default(24),
     CORS_ORIGINS: commaSeparated(
       z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as https://app.example.com' }),
     ),
@@ -60,9 +69,7 @@ const settingsSchema = z
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
-    REDIS_URL: z
-      .url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' })
-      .optional(),
+    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' }).optional(),
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
@@ -86,13 +93,17 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
   if (value === 'true') {
     context.addIssue({
       code: 'custom',
-      message: 'true would trust every hop, so a client could choose its own address; name the proxies (10.0.0.0/8,::1) or give their number (1)',
+      message:
+        'true would trust every hop, so a client could choose its own address; name the proxies (10.0.0.0/8,::1) or give their number (1)',
     });
     return z.NEVER;
   }
   const hops = /^\d+$/.test(value) ? Number(value) : undefined;
   if (hops !== undefined && hops >= 1 && hops <= 100) return hops;
-  const proxies = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const proxies = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   try {
     proxyAddr.compile(proxies); // the parser Fastify itself uses on these values
     if (hops === undefined && proxies.length > 0) return proxies;
@@ -101,7 +112,7 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
   }
   context.addIssue({
     code: 'custom',
-    message: 'must be false, a hop count (1–100), or the proxies\' addresses/CIDRs, comma-separated (10.0.0.0/8,fd00::/8)',
+    message: "must be false, a hop count (1–100), or the proxies' addresses/CIDRs, comma-separated (10.0.0.0/8,fd00::/8)",
   });
   return z.NEVER;
 }
@@ -109,48 +120,52 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
 /** See parseTrustProxy. */
 export type TrustProxy = false | number | string[];
 
-export interface Config {
-  nodeEnv: 'development' | 'production' | 'test';
-  host: string;
-  port: number;
-  databaseUrl: string;
+/** The settings as the code reads them: named for the code, units converted, defaults applied. */
+const configSchema = settingsSchema.transform((s) => ({
+  nodeEnv: s.NODE_ENV,
+  host: s.HOST,
+  port: s.PORT,
+  databaseUrl: s.DATABASE_URL,
   /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
-  databasePoolSize: number;
+  databasePoolSize: s.DATABASE_POOL_SIZE,
   /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
-  databaseConnectTimeoutMs: number;
+  databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
   /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
-  databaseQueryTimeoutMs: number;
+  databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
   /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
-  apiKeys: string[];
-  logLevel: (typeof LOG_LEVELS)[number];
-  bodyLimitBytes: number;
+  apiKeys: s.API_KEYS,
+  logLevel: s.LOG_LEVEL,
+  bodyLimitBytes: s.BODY_LIMIT_BYTES,
   /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
-  rateLimitPerMinute: number;
+  rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
   /** Failed authentications per client address per minute before 429. */
-  authFailuresPerMinute: number;
-  idempotencyTtlMs: number;
+  authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+  idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
   /** Browser origins allowed by CORS; empty: CORS is off. */
-  corsOrigins: string[];
+  corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
   /**
    * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
    * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
    */
-  trustProxy: TrustProxy;
+  trustProxy: s.TRUST_PROXY,
   /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
-  requestTimeoutMs: number;
+  requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
   /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
-  headersTimeoutMs: number;
+  headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
   /** A connection with no traffic either way this long is closed (keep-alive connections included). */
-  idleTimeoutMs: number;
+  idleTimeoutMs: s.IDLE_TIMEOUT_MS,
   /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
-  redisUrl: string | undefined;
+  redisUrl: s.REDIS_URL,
   /** Serve GET /metrics (Prometheus) and count requests for it. */
-  metricsEnabled: boolean;
+  metricsEnabled: s.METRICS_ENABLED === 'true',
   /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
-  metricsPort: number | null;
+  metricsPort: s.METRICS_PORT ?? null,
   /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
-  metricsHost: string;
-}
+  metricsHost: s.METRICS_HOST ?? s.HOST,
+}));
+
+/** The service's settings, as parseConfig returns them. */
+export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -162,36 +177,12 @@ export class ConfigError extends Error {
  */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const result = settingsSchema.safeParse(present);
+  const result = configSchema.safeParse(present);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);
   }
-  const s = result.data;
-  return {
-    nodeEnv: s.NODE_ENV,
-    host: s.HOST,
-    port: s.PORT,
-    databaseUrl: s.DATABASE_URL,
-    databasePoolSize: s.DATABASE_POOL_SIZE,
-    databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
-    databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
-    apiKeys: s.API_KEYS,
-    logLevel: s.LOG_LEVEL,
-    bodyLimitBytes: s.BODY_LIMIT_BYTES,
-    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
-    authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
-    idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
-    corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-    trustProxy: s.TRUST_PROXY,
-    requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
-    headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
-    idleTimeoutMs: s.IDLE_TIMEOUT_MS,
-    redisUrl: s.REDIS_URL,
-    metricsEnabled: s.METRICS_ENABLED === 'true',
-    metricsPort: s.METRICS_PORT ?? null,
-    metricsHost: s.METRICS_HOST ?? s.HOST,
-  };
+  return result.data;
 }
 
 /** The settings of this process: `.env` in the working directory (if any), then the environment. */

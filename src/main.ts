@@ -34,7 +34,8 @@ async function orStop<T>(step: Promise<T>): Promise<T> {
     return await step;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    const where = providerOf(config.databaseUrl) === 'sqlite' ? `the SQLite file ${sqliteFilePath(config.databaseUrl)}` : 'the PostgreSQL database';
+    const where =
+      providerOf(config.databaseUrl) === 'sqlite' ? `the SQLite file ${sqliteFilePath(config.databaseUrl)}` : 'the PostgreSQL database';
     const hint =
       providerOf(config.databaseUrl) === 'sqlite'
         ? ' Check that its directory exists, or can be created, and is writable by this user.'

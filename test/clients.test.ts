@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import createFetchClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, type AnimalStoreClient, type RestComponents, type RestPaths, type RouterOutputs } from '../src/client/index.js';
-import { generateRestApiTypes, REST_API_TYPES_FILE } from '../src/client/rest-api-types.js';
+import { generateRestApiTypes, REST_API_TYPES_FILE } from '../src/cli/rest-api-types.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 
 type Pet = RestComponents['schemas']['Pet'];
@@ -49,10 +49,12 @@ describe('createClient (tRPC, for TypeScript apps)', () => {
 
   it('accepts a base URL with a trailing slash, and refuses a wrong key', async () => {
     expect(await createClient(`${server.baseUrl}/`, API_KEY).pets.list.query()).toBeInstanceOf(Array);
-    const refused = await createClient(server.baseUrl, 'not-a-key-0123456789').pets.list.query().then(
-      () => null,
-      (error: { data?: { code?: string } }) => error.data?.code,
-    );
+    const refused = await createClient(server.baseUrl, 'not-a-key-0123456789')
+      .pets.list.query()
+      .then(
+        () => null,
+        (error: { data?: { code?: string } }) => error.data?.code,
+      );
     expect(refused).toBe('UNAUTHORIZED');
   });
 });
@@ -106,7 +108,9 @@ describe('wrong calls do not compile', () => {
     type NewPetBody = NonNullable<RestPaths['/pets']['post']['requestBody']>['content']['application/json'];
     expectTypeOf<NewPetBody>().toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' }>();
     expectTypeOf<{ name: string }>().not.toExtend<NewPetBody>();
-    expectTypeOf(trpc.pets.create.mutate).parameter(0).toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' | undefined }>();
+    expectTypeOf(trpc.pets.create.mutate)
+      .parameter(0)
+      .toEqualTypeOf<{ name: string; categoryId: number; status?: 'available' | 'pending' | 'sold' | undefined }>();
   });
 
   it('and the server refuses what the types refuse', async () => {

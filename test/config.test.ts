@@ -99,7 +99,7 @@ describe('parseConfig', () => {
     expect(parseConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
-  it('serves /metrics on the metrics port at the service\'s address unless METRICS_HOST says otherwise', () => {
+  it("serves /metrics on the metrics port at the service's address unless METRICS_HOST says otherwise", () => {
     expect(parseConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' })).toMatchObject({ metricsHost: '0.0.0.0', metricsPort: 9464 });
   });
 

@@ -18,7 +18,12 @@ const capture = new Writable({
     done();
   },
 });
-const entries = () => output.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const entries = () =>
+  output
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 let server: TestServer;
 beforeAll(async () => {
@@ -122,7 +127,7 @@ function readByOpenTelemetry(header: string | null): SpanContext | undefined {
 }
 
 describe('W3C trace context', () => {
-  it('continues the caller\'s trace: same trace id, a span of its own with the caller\'s as parent, in the log and the response', async () => {
+  it("continues the caller's trace: same trace id, a span of its own with the caller's as parent, in the log and the response", async () => {
     const { header, caller } = callerTraceparent();
     const response = await server.request('/v1/pets?limit=1', { headers: { traceparent: header, 'x-request-id': 'trace-ctx-1' } });
     expect(response.status).toBe(200);
@@ -142,11 +147,16 @@ describe('W3C trace context', () => {
   it('keeps an unsampled caller unsampled', async () => {
     const { header, caller } = callerTraceparent(TraceFlags.NONE);
     const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header } });
-    expect(readByOpenTelemetry(response.headers.get('traceparent'))).toMatchObject({ traceId: caller.traceId, traceFlags: TraceFlags.NONE });
+    expect(readByOpenTelemetry(response.headers.get('traceparent'))).toMatchObject({
+      traceId: caller.traceId,
+      traceFlags: TraceFlags.NONE,
+    });
   });
 
   it('starts a new trace when the caller sends none, a different one per request (tRPC too)', async () => {
-    const first = await fetch(`${server.baseUrl}/trpc/pets.list`, { headers: { authorization: `Bearer ${API_KEY}`, 'x-request-id': 'trace-new-1' } });
+    const first = await fetch(`${server.baseUrl}/trpc/pets.list`, {
+      headers: { authorization: `Bearer ${API_KEY}`, 'x-request-id': 'trace-new-1' },
+    });
     const second = await fetch(`${server.baseUrl}/trpc/pets.list`, { headers: { authorization: `Bearer ${API_KEY}` } });
     const started = readByOpenTelemetry(first.headers.get('traceparent'));
     expect(started).toMatchObject({ traceFlags: TraceFlags.NONE, isRemote: true });
@@ -170,7 +180,9 @@ describe('W3C trace context', () => {
     ['text', 'not a trace'],
   ])('starts a new trace when traceparent has %s, as OpenTelemetry ignores it', async (description, header) => {
     expect(readByOpenTelemetry(header)).toBeUndefined();
-    const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header, 'x-request-id': `trace-bad-${description}` } });
+    const response = await fetch(`${server.baseUrl}/healthz`, {
+      headers: { traceparent: header, 'x-request-id': `trace-bad-${description}` },
+    });
     const answered = readByOpenTelemetry(response.headers.get('traceparent'));
     expect(answered).toBeDefined();
     expect(answered!.traceId).not.toBe(VALID);
@@ -179,7 +191,7 @@ describe('W3C trace context', () => {
     expect(line).not.toHaveProperty('parent_span_id');
   });
 
-  it('accepts exactly the headers OpenTelemetry\'s propagator accepts, and continues the same trace', async () => {
+  it("accepts exactly the headers OpenTelemetry's propagator accepts, and continues the same trace", async () => {
     const hex = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length });
     const nearlyValid = fc
       .tuple(
@@ -187,7 +199,11 @@ describe('W3C trace context', () => {
         fc.oneof(hex(32), fc.constant('0'.repeat(32)), hex(31)),
         fc.oneof(hex(16), fc.constant('0'.repeat(16)), hex(17)),
         fc.oneof(hex(2), hex(1)),
-        fc.oneof(fc.constant(''), fc.constant('-'), fc.string({ maxLength: 8 }).map((rest) => `-${rest.replace(/[^\x21-\x7e]/g, '')}`)),
+        fc.oneof(
+          fc.constant(''),
+          fc.constant('-'),
+          fc.string({ maxLength: 8 }).map((rest) => `-${rest.replace(/[^\x21-\x7e]/g, '')}`),
+        ),
       )
       .map(([version, traceId, spanId, flags, rest]) => `${version}-${traceId}-${spanId}-${flags}${rest}`);
     await fc.assert(
@@ -207,7 +223,9 @@ describe('W3C trace context', () => {
 describe('every log line of a request', () => {
   it('carries its request id and trace context, not only the last one', async () => {
     const lines: string[] = [];
-    const failing = await startTestServer({ logger: createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    const failing = await startTestServer({
+      logger: createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }),
+    });
     try {
       await failing.database.close(); // /readyz now fails, and logs why before its request line
       const { header, caller } = callerTraceparent();

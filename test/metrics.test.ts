@@ -47,7 +47,7 @@ describe('GET /metrics on a service with traffic on both surfaces', () => {
   });
   afterAll(() => server.close());
 
-  it('is public Prometheus text with Node\'s process metrics', async () => {
+  it("is public Prometheus text with Node's process metrics", async () => {
     const response = await fetch(`${server.baseUrl}/metrics`); // no key
     expect(response.status).toBe(200);
     const scraped = await scrape(server.baseUrl);
@@ -173,7 +173,7 @@ describe('GET /metrics on a service with traffic on both surfaces', () => {
     // Every route label is a tRPC procedure, a route Fastify has for that method, or a fixed value.
     const procedures = Object.keys(appRouter._def.procedures);
     const isRegistered = (method: string, route: string) =>
-      server.app.hasRoute({ method: method as 'GET', url: route.replace(/\{(\w+)\}/g, ':$1') });
+      server.app.hasRoute({ method: method, url: route.replace(/\{(\w+)\}/g, ':$1') });
     const scraped = await scrape(server.baseUrl);
     const series = scraped.series('http_requests_total');
     for (const { labels } of series) {
@@ -261,10 +261,14 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
   });
   afterAll(() => server.close());
 
-  it('reports the pool\'s open, idle and waiting counts and its size', async () => {
+  it("reports the pool's open, idle and waiting counts and its size", async () => {
     await Promise.all([server.request('/v1/pets'), server.request('/v1/pets'), server.request('/trpc/pets.list')]);
     const scraped = await scrape(server.baseUrl);
-    for (const name of ['animal_store_db_pool_connections', 'animal_store_db_pool_idle_connections', 'animal_store_db_pool_waiting_queries']) {
+    for (const name of [
+      'animal_store_db_pool_connections',
+      'animal_store_db_pool_idle_connections',
+      'animal_store_db_pool_waiting_queries',
+    ]) {
       expect(scraped.types.get(name)).toBe('GAUGE');
     }
     expect(scraped.value('animal_store_db_pool_max_connections')).toBe(2);
@@ -282,10 +286,7 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-      const requests = [
-        ...Array.from({ length: 4 }, () => server.request('/v1/pets')),
-        server.request('/trpc/pets.list'),
-      ];
+      const requests = [...Array.from({ length: 4 }, () => server.request('/v1/pets')), server.request('/trpc/pets.list')];
       await eventually(server.baseUrl, (scraped) => {
         expect(scraped.value('animal_store_db_pool_connections')).toBe(2);
         expect(scraped.value('animal_store_db_pool_idle_connections')).toBe(0);
@@ -320,7 +321,7 @@ describe('settings', () => {
     }
   });
 
-  it('METRICS_PORT: /metrics on a listener of its own (not on the service port), counting the service\'s requests, closed with it', async () => {
+  it("METRICS_PORT: /metrics on a listener of its own (not on the service port), counting the service's requests, closed with it", async () => {
     const server = await startTestServer({ provider: 'sqlite', config: { metricsPort: 0, metricsHost: '127.0.0.1' } });
     let metricsUrl = '';
     try {

@@ -31,10 +31,17 @@ afterAll(async () => {
 
 describe('Redocly CLI', () => {
   it('lint --extends recommended: no error and no warning', async () => {
-    const { stdout } = await run(process.execPath, [bin('@redocly/cli/bin/cli.js'), 'lint', '--extends', 'recommended', '--format', 'json', documentFile], {
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
-    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string }> };
+    const { stdout } = await run(
+      process.execPath,
+      [bin('@redocly/cli/bin/cli.js'), 'lint', '--extends', 'recommended', '--format', 'json', documentFile],
+      {
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      },
+    ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as {
+      totals: { errors: number; warnings: number };
+      problems: Array<{ ruleId: string; message: string }>;
+    };
     expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });

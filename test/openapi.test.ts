@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/test-server.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked by path; its exact shape is what the tests assert
 type Doc = any;
 let server: TestServer;
 let doc: Doc;
@@ -28,11 +28,7 @@ describe('the document', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as object).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId} ${op.tags}`),
     );
-    expect(operations.sort()).toEqual([
-      'GET /pets listPets Pets',
-      'GET /pets/{petId} getPet Pets',
-      'POST /pets createPet Pets',
-    ]);
+    expect(operations.sort()).toEqual(['GET /pets listPets Pets', 'GET /pets/{petId} getPet Pets', 'POST /pets createPet Pets']);
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(['Pets', 'Store']);
   });
@@ -97,7 +93,8 @@ describe('the document', () => {
     expect(name.allOf).toBeUndefined();
     const pattern = new RegExp(name.pattern, 'u'); // JSON Schema patterns are ECMA-262 with Unicode
     for (const good of ['Rex', ' Rex ', 'Ünïcødé 🐈', 'a']) expect(pattern.test(good), good).toBe(true);
-    for (const bad of ['', '   ', '\u3000', '\u200B', 'a\u0000b', 'line\nbreak', 'tab\there', 'a\u0085', 'a\ud800']) expect(pattern.test(bad), JSON.stringify(bad)).toBe(false);
+    for (const bad of ['', '   ', '\u3000', '\u200B', 'a\u0000b', 'line\nbreak', 'tab\there', 'a\u0085', 'a\ud800'])
+      expect(pattern.test(bad), JSON.stringify(bad)).toBe(false);
     expect(JSON.stringify(doc)).not.toContain('allOf'); // the create body's name too
   });
 
@@ -148,7 +145,18 @@ function resolveHeaders(response: Doc): Record<string, Doc> {
 }
 
 /** The headers of ours a response may carry; each must be documented on the response that carries it. */
-const SERVICE_HEADERS = ['x-request-id', 'traceparent', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'deprecation', 'sunset', 'link'];
+const SERVICE_HEADERS = [
+  'x-request-id',
+  'traceparent',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after',
+  'www-authenticate',
+  'idempotent-replayed',
+  'deprecation',
+  'sunset',
+  'link',
+];
 
 describe('live responses match the document', () => {
   let validate: (schema: object, data: unknown) => string | null;
@@ -169,11 +177,21 @@ describe('live responses match the document', () => {
     ['/pets', 'post', 'created with a key', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
     ['/pets', 'post', 'replayed', () => server.post('/v1/pets', { name: 'Doc', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
     ['/pets', 'post', 'key reused', () => server.post('/v1/pets', { name: 'Other', categoryId: 5 }, { 'idempotency-key': 'doc-1' })],
-    ['/pets', 'post', 'wrong key', () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: 'Bearer wrong-wrong-wrong-wrong' })],
+    [
+      '/pets',
+      'post',
+      'wrong key',
+      () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: 'Bearer wrong-wrong-wrong-wrong' }),
+    ],
     ['/pets', 'post', 'bad body', () => server.post('/v1/pets', { name: '' })],
     ['/pets', 'post', 'no key', () => server.post('/v1/pets', { name: 'X', categoryId: 1 }, { authorization: '' })],
     ['/pets', 'post', 'too large', () => server.post('/v1/pets', { name: 'x'.repeat(70_000), categoryId: 1 })],
-    ['/pets', 'post', 'not JSON', () => server.request('/v1/pets', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })],
+    [
+      '/pets',
+      'post',
+      'not JSON',
+      () => server.request('/v1/pets', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' }),
+    ],
     ['/pets', 'get', 'list', () => server.request('/v1/pets?limit=5&status=available')],
     ['/pets', 'get', 'bad limit', () => server.request('/v1/pets?limit=0')],
     ['/pets', 'get', 'no key', () => server.request('/v1/pets', { headers: { authorization: 'Bearer wrong-wrong-wrong-wrong' } })],
@@ -182,13 +200,18 @@ describe('live responses match the document', () => {
     ['/pets/{petId}', 'get', 'bad id', () => server.request('/v1/pets/x')],
     ['/pets/{petId}', 'get', 'no key', () => server.request('/v1/pets/1', { headers: { authorization: '' } })],
     ['/pets', 'get', 'headers too large', () => server.request('/v1/pets', { headers: { 'x-padding': 'a'.repeat(20_000) } })],
-    ['/pets', 'get', 'rate limited', async () => {
-      const limited = await startTestServer({ config: { rateLimitPerMinute: 1 } });
-      await limited.request('/v1/pets');
-      const response = await limited.request('/v1/pets');
-      await limited.close();
-      return response;
-    }],
+    [
+      '/pets',
+      'get',
+      'rate limited',
+      async () => {
+        const limited = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+        await limited.request('/v1/pets');
+        const response = await limited.request('/v1/pets');
+        await limited.close();
+        return response;
+      },
+    ],
   ];
 
   it.each(requests)('%s %s (%s): status listed, body matches its schema', async (path, method, _label, send) => {

@@ -45,41 +45,45 @@ async function createMany(baseUrl: string, prefix: string): Promise<Array<{ stat
 }
 
 describe.each(['postgresql', 'sqlite'] as const)('two instances on one %s database', (provider: Provider) => {
-  it(`both start on a fresh database, take ${CREATES_PER_INSTANCE} creates each at once, and lose none`, { timeout: TEST_BOUND_MS }, async () => {
-    database = await createTestDatabase(provider);
-    // One key sends all 2,000 requests: the per-key rate limit is not what this test is about.
-    const env = { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' };
-    const starts = await Promise.allSettled([startServiceProcess(env), startServiceProcess(env)]);
-    running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
-    for (const start of starts) if (start.status === 'rejected') throw start.reason;
-    const [a, b] = running as [ServiceProcess, ServiceProcess];
+  it(
+    `both start on a fresh database, take ${CREATES_PER_INSTANCE} creates each at once, and lose none`,
+    { timeout: TEST_BOUND_MS },
+    async () => {
+      database = await createTestDatabase(provider);
+      // One key sends all 2,000 requests: the per-key rate limit is not what this test is about.
+      const env = { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' };
+      const starts = await Promise.allSettled([startServiceProcess(env), startServiceProcess(env)]);
+      running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+      for (const start of starts) if (start.status === 'rejected') throw start.reason;
+      const [a, b] = running as [ServiceProcess, ServiceProcess];
 
-    const [fromA, fromB] = await Promise.all([createMany(a.baseUrl, 'a'), createMany(b.baseUrl, 'b')]);
-    const all = [...fromA, ...fromB];
-    expect(all.filter((result) => result.status !== 201)).toEqual([]);
-    const ids = all.map((result) => result.body.id);
-    expect(new Set(ids).size).toBe(2 * CREATES_PER_INSTANCE);
+      const [fromA, fromB] = await Promise.all([createMany(a.baseUrl, 'a'), createMany(b.baseUrl, 'b')]);
+      const all = [...fromA, ...fromB];
+      expect(all.filter((result) => result.status !== 201)).toEqual([]);
+      const ids = all.map((result) => result.body.id);
+      expect(new Set(ids).size).toBe(2 * CREATES_PER_INSTANCE);
 
-    // Walking the list (100 a page, following the Link headers) on either instance gives every
-    // acknowledged pet once, in id order; and each can be read back by id through the other one.
-    const sorted = [...ids].sort((x, y) => x! - y!);
-    for (const instance of running) {
-      const walked: number[] = [];
-      for (let next: string | null = '/v1/pets?limit=100'; next !== null && walked.length <= sorted.length; ) {
-        const page = await fetch(instance.baseUrl + next, { headers: { authorization: `Bearer ${KEY}` } });
-        expect(page.status).toBe(200);
-        walked.push(...((await page.json()) as Array<{ id: number }>).map((pet) => pet.id));
-        next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1] ?? null;
+      // Walking the list (100 a page, following the Link headers) on either instance gives every
+      // acknowledged pet once, in id order; and each can be read back by id through the other one.
+      const sorted = [...ids].sort((x, y) => x! - y!);
+      for (const instance of running) {
+        const walked: number[] = [];
+        for (let next: string | null = '/v1/pets?limit=100'; next !== null && walked.length <= sorted.length;) {
+          const page = await fetch(instance.baseUrl + next, { headers: { authorization: `Bearer ${KEY}` } });
+          expect(page.status).toBe(200);
+          walked.push(...((await page.json()) as Array<{ id: number }>).map((pet) => pet.id));
+          next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1] ?? null;
+        }
+        expect(walked).toEqual(sorted);
       }
-      expect(walked).toEqual(sorted);
-    }
-    const seen = new Set<number>();
-    for (const [index, id] of ids.entries()) {
-      const other = index < CREATES_PER_INSTANCE ? b : a;
-      const response = await fetch(`${other.baseUrl}/v1/pets/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
-      expect(response.status).toBe(200);
-      seen.add(((await response.json()) as { id: number }).id);
-    }
-    expect(seen.size).toBe(2 * CREATES_PER_INSTANCE);
-  });
+      const seen = new Set<number>();
+      for (const [index, id] of ids.entries()) {
+        const other = index < CREATES_PER_INSTANCE ? b : a;
+        const response = await fetch(`${other.baseUrl}/v1/pets/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
+        expect(response.status).toBe(200);
+        seen.add(((await response.json()) as { id: number }).id);
+      }
+      expect(seen.size).toBe(2 * CREATES_PER_INSTANCE);
+    },
+  );
 });

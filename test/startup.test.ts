@@ -77,7 +77,7 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
-      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const code = await new Promise((resolve) => child.on('exit', resolve));
       expect(code).toBe(1);
       expect(stdout).toMatch(/No API key exists: set API_KEYS, or create one with `npm run keys -- create --name <name>`/);
@@ -107,7 +107,9 @@ describe('npm start: the built output', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
         const client = createClient(process.argv[1], process.argv[2]);
         const pet = await client.pets.create.mutate({ name: 'Built', categoryId: 9 });
         console.log(JSON.stringify(await client.pets.get.query({ petId: pet.id })));`;
-      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, service.baseUrl, KEY], { cwd: ROOT });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, service.baseUrl, KEY], {
+        cwd: ROOT,
+      });
       expect(JSON.parse(stdout)).toEqual({ id: expect.any(Number), name: 'Built', categoryId: 9, status: 'available' });
     } finally {
       expect(await service.stop()).toBe(0);
@@ -130,13 +132,15 @@ describe('the Node line', () => {
     // The preload makes this Node report itself as Node 20, as the machine's own Node would.
     const pretendNode20 = preload("Object.defineProperty(process, 'version', { value: 'v20.20.2' });");
     // At exit, the shared libraries the process has loaded (its diagnostic report lists them).
-    const listLoaded = preload("process.on('exit', () => process.stderr.write('loaded:' + JSON.stringify(process.report.getReport().sharedObjects)));");
+    const listLoaded = preload(
+      "process.on('exit', () => process.stderr.write('loaded:' + JSON.stringify(process.report.getReport().sharedObjects)));",
+    );
     const child = spawn(process.execPath, ['--import', pretendNode20, '--import', listLoaded, ...FROM_SOURCE.slice(1)], {
       cwd: workDir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
     expect(stderr).toMatch(/Animal Store runs on Node .+, not v20\.20\.2/);
     const loaded = JSON.parse(/loaded:(.*)$/s.exec(stderr)![1]!) as string[];
@@ -154,7 +158,9 @@ describe('the running Node line under load', { timeout: PROCESS_TEST_TIMEOUT_MS 
   // crash on demand (forced gc() runs inside a context): docs/development.md#node-lines.
   it('serves 300 requests with a full GC after every 20th, then exits 0 on SIGTERM', { timeout: 2 * PROCESS_TEST_TIMEOUT_MS }, async () => {
     // A full collection after every 20th request the server receives (Node's own diagnostics channel).
-    const forcedGc = preload("let n = 0; process.getBuiltinModule('node:diagnostics_channel').subscribe('http.server.request.start', () => ++n % 20 || globalThis.gc());");
+    const forcedGc = preload(
+      "let n = 0; process.getBuiltinModule('node:diagnostics_channel').subscribe('http.server.request.start', () => ++n % 20 || globalThis.gc());",
+    );
     // The built output with npm start's own Node flags (its small young generation makes the
     // collections, and the crash, come early).
     await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
@@ -168,7 +174,11 @@ describe('the running Node line under load', { timeout: PROCESS_TEST_TIMEOUT_MS 
     for (let round = 0; round < 10; round++) {
       const batch = Array.from({ length: 30 }, (_, i) =>
         i % 3 === 0
-          ? fetch(`${service.baseUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `Gc ${round}-${i}`, categoryId: 1 }) })
+          ? fetch(`${service.baseUrl}/v1/pets`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ name: `Gc ${round}-${i}`, categoryId: 1 }),
+            })
           : fetch(`${service.baseUrl}/v1/pets?limit=20&status=available`, { headers }),
       );
       for (const response of await Promise.all(batch)) expect(response.status).toBeLessThan(300);
@@ -183,7 +193,13 @@ describe('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_
   async function answers(url: string, ms: number): Promise<boolean> {
     const until = Date.now() + ms;
     do {
-      if (await fetch(url).then(() => true, () => false)) return true;
+      if (
+        await fetch(url).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
       await new Promise((resolve) => setTimeout(resolve, 250));
     } while (Date.now() < until);
     return false;
@@ -204,10 +220,14 @@ describe('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_
       LOG_LEVEL: 'info',
       DATABASE_URL: `file:${join(workDir, `signals-${script.join('-')}.db`)}`,
     };
-    const npm = spawn('npm', script.map((arg) => arg.replace('{port}', String(port))), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npm = spawn(
+      'npm',
+      script.map((arg) => arg.replace('{port}', String(port))),
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
-    npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
     try {
       expect(await answers(`http://127.0.0.1:${port}${path}`, 90_000), output).toBe(true);

@@ -25,8 +25,11 @@ const links: Array<[string, (url: string) => TRPCLink<AppRouter>]> = [
 ];
 
 const clients = (): Array<[string, () => Client]> => [
-  ...links.map(([name, link]): [string, () => Client] => [name, () => createTRPCClient<AppRouter>({ links: [link(`${server.baseUrl}/trpc`)] })]),
-  ['createClient', () => createClient(server.baseUrl, API_KEY) as Client],
+  ...links.map(([name, link]): [string, () => Client] => [
+    name,
+    () => createTRPCClient<AppRouter>({ links: [link(`${server.baseUrl}/trpc`)] }),
+  ]),
+  ['createClient', () => createClient(server.baseUrl, API_KEY)],
 ];
 
 /** What call `i` of a run must produce: a value check, or the tRPC error code it must fail with. */
@@ -71,7 +74,6 @@ describe.each(clients())('%s', (_name, makeClient) => {
     expect(pets).toEqual(Array(count).fill(existing));
   });
 
-
   it.each([1, 12, 60, 200])('%i concurrent mixed calls each get their own answer', async (count) => {
     const client = makeClient();
     const run = `${_name}-${count}`;
@@ -99,7 +101,7 @@ describe('createClient splits what one request could not carry', () => {
   it('1,000 concurrent queries with long inputs all succeed, in requests within the limits', async () => {
     const urls: string[] = [];
     const counting: typeof fetch = (input, init) => {
-      urls.push(String(input));
+      urls.push(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
       return fetch(input, init);
     };
     const client = createTRPCClient<AppRouter>({

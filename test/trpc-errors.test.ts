@@ -75,7 +75,7 @@ describe.each(linkKinds)('%s reads every error', (_name, makeLink) => {
   it('429 TOO_MANY_REQUESTS past the per-key limit', async () => {
     const key = { authorization: `Bearer ${API_KEY}` };
     const results = await Promise.allSettled([0, 1, 2, 3].map(() => client(limited, key).pets.list.query()));
-    const refused = results.filter((result) => result.status === 'rejected').map((result) => (result as PromiseRejectedResult).reason);
+    const refused = results.filter((result) => result.status === 'rejected').map((result) => result.reason);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     for (const error of refused) {
       expect(error).toBeInstanceOf(TRPCClientError);
@@ -95,8 +95,14 @@ describe('a batch mixing successes and failures', () => {
       client.pets.list.query({ limit: 1 }),
     ]);
     expect(found).toEqual({ status: 'fulfilled', value: pet });
-    expect(((missing as PromiseRejectedResult).reason as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'NOT_FOUND', httpStatus: 404 });
-    expect(((invalid as PromiseRejectedResult).reason as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(((missing as PromiseRejectedResult).reason as TRPCClientError<AppRouter>).data).toMatchObject({
+      code: 'NOT_FOUND',
+      httpStatus: 404,
+    });
+    expect(((invalid as PromiseRejectedResult).reason as TRPCClientError<AppRouter>).data).toMatchObject({
+      code: 'BAD_REQUEST',
+      httpStatus: 400,
+    });
     expect(listed).toMatchObject({ status: 'fulfilled', value: [expect.objectContaining({ id: expect.any(Number) })] });
   });
 });

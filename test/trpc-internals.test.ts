@@ -42,17 +42,22 @@ interface CallSpec {
 async function bothWays<C>(router: AnyTRPCRouter, makeCtx: () => C, { path, type, input }: CallSpec) {
   const getRawInput = async () => structuredClone(input);
   const theirCtx = makeCtx();
-  const theirs = await outcomeOf(router, () => callTRPCProcedure({ router, path, type, ctx: theirCtx, getRawInput, signal: undefined, batchIndex: 0 }));
+  const theirs = await outcomeOf(router, () =>
+    callTRPCProcedure({ router, path, type, ctx: theirCtx, getRawInput, signal: undefined, batchIndex: 0 }),
+  );
   const ourCtx = makeCtx();
   const ours = await outcomeOf(router, () => trpcInternals<C>(router).call({ path, type, ctx: ourCtx, getRawInput }));
   return { theirs, ours, theirCtx, ourCtx };
 }
 
-describe('the middleware chain, against tRPC\'s own', () => {
+describe("the middleware chain, against tRPC's own", () => {
   // Every middleware writes what it saw into the context's log.
   type ProbeContext = { log: unknown[]; user?: string };
   const t = initTRPC.context<ProbeContext>().create({ isDev: false });
-  const seen = (label: string, opts: { ctx: ProbeContext; input: unknown; type: string; path: string; meta: unknown; [k: string]: unknown }) =>
+  const seen = (
+    label: string,
+    opts: { ctx: ProbeContext; input: unknown; type: string; path: string; meta: unknown; [k: string]: unknown },
+  ) =>
     opts.ctx.log.push({
       label,
       keys: Object.keys(opts).sort(),
@@ -69,7 +74,7 @@ describe('the middleware chain, against tRPC\'s own', () => {
   });
   const probeRouter = t.router({
     plain: recorded
-      .meta({ note: 'plain' } as never)
+      .meta({ note: 'plain' })
       .input(z.object({ n: z.number().int() }))
       .use(async (opts) => {
         seen('after input', opts);
@@ -91,9 +96,11 @@ describe('the middleware chain, against tRPC\'s own', () => {
       })
       .input(z.object({ n: z.number() }))
       .mutation(({ input }) => input),
-    throws: recorded.use(async () => {
-      throw new TRPCError({ code: 'FORBIDDEN', message: 'no' });
-    }).query(() => 'never'),
+    throws: recorded
+      .use(async () => {
+        throw new TRPCError({ code: 'FORBIDDEN', message: 'no' });
+      })
+      .query(() => 'never'),
     returnsError: recorded
       .use(async (opts) => {
         const result = await opts.next();
@@ -139,7 +146,7 @@ describe('the middleware chain, against tRPC\'s own', () => {
   });
 });
 
-describe('the service\'s procedures, against tRPC\'s own path, on SQLite', () => {
+describe("the service's procedures, against tRPC's own path, on SQLite", () => {
   let directory: string;
   let database: Database;
   beforeAll(async () => {
@@ -165,8 +172,10 @@ describe('the service\'s procedures, against tRPC\'s own path, on SQLite', () =>
         authFault: null,
         keyRateLimiter: null,
         storage: new StorageHealth(),
-        setHeaders: (more) => Object.assign(headers, more),
-        setNextPage: () => {},
+        retryAfter: (seconds) => void (headers['retry-after'] = String(seconds)),
+        rateLimit: (decision) => void (headers.ratelimit = JSON.stringify(decision)),
+        noteReplayed: () => void (headers['idempotent-replayed'] = 'true'),
+        setNextPage: (next) => void (headers.link = JSON.stringify(next)),
         pets: createPetRepository(database.sql),
         idempotency: createIdempotencyStore(database.sql, 60_000),
         headers,

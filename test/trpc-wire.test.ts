@@ -38,7 +38,10 @@ async function startReference() {
   const limits = await createRequestLimits(TEST_CONFIG, pino({ level: 'silent' }));
   app.addHook('onClose', () => limits.close());
   await app.register(authentication, {
-    verifier: createApiKeyVerifier({ envKeys: TEST_CONFIG.apiKeys, store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }) }),
+    verifier: createApiKeyVerifier({
+      envKeys: TEST_CONFIG.apiKeys,
+      store: createApiKeyStore(database.prisma, { sqlite: database.sqlite }),
+    }),
     failureLimiter: limits.authFailures,
   });
   const createContext = createContextFactory(TEST_CONFIG, database, { keyRateLimiter: limits.perKey, storage: new StorageHealth() });
@@ -97,7 +100,18 @@ function send(baseUrl: string, request: WireRequest): Promise<WireAnswer> {
  * The headers a tRPC client (or a program reading the answer) reads. `ratelimit` counts down per
  * request: its remaining count is compared, not its seconds until reset (a clock, not the wire).
  */
-const READ_HEADERS = ['content-type', 'vary', 'deprecation', 'sunset', 'link', 'retry-after', 'allow', 'idempotent-replayed', 'ratelimit-policy', 'ratelimit'];
+const READ_HEADERS = [
+  'content-type',
+  'vary',
+  'deprecation',
+  'sunset',
+  'link',
+  'retry-after',
+  'allow',
+  'idempotent-replayed',
+  'ratelimit-policy',
+  'ratelimit',
+];
 
 function comparable(answer: WireAnswer) {
   const headers: Record<string, string> = {};
@@ -204,7 +218,10 @@ const battery: WireRequest[] = [
   post('create, no key, invalid JSON', '/trpc/pets.create', '{', { ...JSON_TYPE, ...NO_KEY }),
   post('create, Idempotency-Key', '/trpc/pets.create', newPet('Once'), { ...JSON_TYPE, 'idempotency-key': 'wire-1' }),
   post('create, Idempotency-Key replayed', '/trpc/pets.create', newPet('Once'), { ...JSON_TYPE, 'idempotency-key': 'wire-1' }),
-  post('create, Idempotency-Key reused with another body', '/trpc/pets.create', newPet('Twice'), { ...JSON_TYPE, 'idempotency-key': 'wire-1' }),
+  post('create, Idempotency-Key reused with another body', '/trpc/pets.create', newPet('Twice'), {
+    ...JSON_TYPE,
+    'idempotency-key': 'wire-1',
+  }),
   post('create, Idempotency-Key not visible ASCII', '/trpc/pets.create', newPet('Key'), { ...JSON_TYPE, 'idempotency-key': 'a b' }),
   post('create, a large body under the limit', '/trpc/pets.create', JSON.stringify({ name: 'x'.repeat(60_000), categoryId: 1 })),
   post('create, a body over the limit', '/trpc/pets.create', JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 })),
@@ -226,8 +243,16 @@ const battery: WireRequest[] = [
   get('batch of 2: both fail differently', `/trpc/pets.get,pets.list?batch=1&input=${q({ 0: { petId: 987654 }, 1: { limit: 0 } })}`),
   get('batch of 2: one unknown procedure', `/trpc/pets.list,pets.nope?batch=1&input=${q({})}`),
   get('batch of 2: no key', `/trpc/pets.list,pets.get?batch=1&input=${q({ 1: { petId: 1 } })}`, NO_KEY),
-  post('batch of 2: creates', '/trpc/pets.create,pets.create?batch=1', JSON.stringify({ 0: { name: 'B1', categoryId: 1 }, 1: { name: '', categoryId: 1 } })),
-  post('batch of 2: query and mutation mixed', '/trpc/pets.list,pets.create?batch=1', JSON.stringify({ 1: { name: 'Mix', categoryId: 1 } })),
+  post(
+    'batch of 2: creates',
+    '/trpc/pets.create,pets.create?batch=1',
+    JSON.stringify({ 0: { name: 'B1', categoryId: 1 }, 1: { name: '', categoryId: 1 } }),
+  ),
+  post(
+    'batch of 2: query and mutation mixed',
+    '/trpc/pets.list,pets.create?batch=1',
+    JSON.stringify({ 1: { name: 'Mix', categoryId: 1 } }),
+  ),
   get('batch param 0', `/trpc/pets.list?batch=0&input=${q({ limit: 1 })}`),
   get('batch param true', `/trpc/pets.list?batch=true&input=${q({ limit: 1 })}`),
   get('batch param twice', `/trpc/pets.list?batch=1&batch=1&input=${q({ 0: { limit: 1 } })}`),
@@ -242,18 +267,25 @@ const battery: WireRequest[] = [
   post(
     'batch of 60 creates, some invalid',
     `/trpc/${Array(60).fill('pets.create').join(',')}?batch=1`,
-    JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [i, { name: i % 10 === 9 ? '' : `Sixty ${i}`, categoryId: i + 1 }]))),
+    JSON.stringify(
+      Object.fromEntries(Array.from({ length: 60 }, (_, i) => [i, { name: i % 10 === 9 ? '' : `Sixty ${i}`, categoryId: i + 1 }])),
+    ),
   ),
 
   // Streaming (httpBatchStreamLink's requests).
   get('list, jsonl', `/trpc/pets.list?input=${q({ limit: 1 })}`, { 'trpc-accept': 'application/jsonl' }),
-  get('batch of 2, jsonl', `/trpc/pets.list,pets.get?batch=1&input=${q({ 0: { limit: 1 }, 1: { petId: 987654 } })}`, { 'trpc-accept': 'application/jsonl' }),
+  get('batch of 2, jsonl', `/trpc/pets.list,pets.get?batch=1&input=${q({ 0: { limit: 1 }, 1: { petId: 987654 } })}`, {
+    'trpc-accept': 'application/jsonl',
+  }),
   get(
     'batch of 60, jsonl',
     `/trpc/${Array(60).fill('pets.get').join(',')}?batch=1&input=${q(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [i, { petId: (i % 5) + 1 }])))}`,
     { 'trpc-accept': 'application/jsonl' },
   ),
-  post('create, jsonl', '/trpc/pets.create?batch=1', JSON.stringify({ 0: { name: 'Streamed', categoryId: 1 } }), { ...JSON_TYPE, 'trpc-accept': 'application/jsonl' }),
+  post('create, jsonl', '/trpc/pets.create?batch=1', JSON.stringify({ 0: { name: 'Streamed', categoryId: 1 } }), {
+    ...JSON_TYPE,
+    'trpc-accept': 'application/jsonl',
+  }),
   get('list, Accept: jsonl', `/trpc/pets.list?input=${q({ limit: 1 })}`, { accept: 'application/jsonl' }),
   get('list, jsonl, no key', '/trpc/pets.list?batch=1', { 'trpc-accept': 'application/jsonl', ...NO_KEY }),
 

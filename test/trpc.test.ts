@@ -15,7 +15,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function trpcError(call: Promise<unknown>) {
-  const error = await call.then(() => null, (cause: unknown) => cause);
+  const error = await call.then(
+    () => null,
+    (cause: unknown) => cause,
+  );
   expect(error).toBeInstanceOf(TRPCClientError);
   return error as TRPCClientError<AppRouter>;
 }
@@ -72,7 +75,7 @@ describe('pets over tRPC', () => {
   });
 
   it('shares one database with REST', async () => {
-    const viaRest = await (await server.post('/v1/pets', { name: 'Both', categoryId: 3 })).json() as { id: number };
+    const viaRest = (await (await server.post('/v1/pets', { name: 'Both', categoryId: 3 })).json()) as { id: number };
     expect((await trpc.pets.get.query({ petId: viaRest.id })).name).toBe('Both');
   });
 });

@@ -4,7 +4,7 @@ import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import type { DatabaseFault } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
-import type { Limiter } from '../limits/fixed-window-limiter.js';
+import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
 
 export interface Context {
@@ -20,8 +20,14 @@ export interface Context {
   keyRateLimiter: Limiter | null;
   /** Told of every write's outcome, so /readyz can report a full disk (src/db/storage-health.ts). */
   storage: StorageHealth;
-  /** Adds headers to the response, whichever surface it goes out on. */
-  setHeaders(headers: Record<string, string>): void;
+  // What the answer says beyond its body, reported as facts; the surfaces turn them into headers
+  // (src/app.ts builds the context), the same on both.
+  /** The caller may try again in this many seconds (a 429 or 503): Retry-After. */
+  retryAfter(seconds: number): void;
+  /** The per-key limit's decision for this call: the RateLimit headers (src/http/rate-limit-headers.ts). */
+  rateLimit(decision: LimitDecision, windowMs: number): void;
+  /** An idempotent create replayed its first answer: `Idempotent-Replayed: true`. */
+  noteReplayed(): void;
   /**
    * Says that a list has a next page, reached with these input values: REST answers with a
    * `Link: <…>; rel="next"` header to it; tRPC clients page with the input themselves (docs/api.md).

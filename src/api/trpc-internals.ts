@@ -19,7 +19,7 @@ import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { ApiMeta } from './trpc.js';
 
-export type ProcedureType = 'query' | 'mutation' | 'subscription';
+type ProcedureType = 'query' | 'mutation' | 'subscription';
 
 /** One procedure of the router, as the surfaces need it. */
 export interface ProcedureInfo {
@@ -34,7 +34,7 @@ export interface ProcedureInfo {
 /** One call's answer, before transformation: tRPC's response item. */
 export type TrpcResponseItem = { result: { data: unknown } } | { error: Record<string, unknown> & { data?: Record<string, unknown> } };
 
-export interface CallOptions<TContext> {
+interface CallOptions<TContext> {
   path: string;
   type: 'query' | 'mutation';
   ctx: TContext;
@@ -42,7 +42,7 @@ export interface CallOptions<TContext> {
   getRawInput: () => Promise<unknown>;
 }
 
-export interface ErrorShapeOptions<TContext> {
+interface ErrorShapeOptions<TContext> {
   error: TRPCError;
   type: ProcedureType | 'unknown';
   path: string | undefined;
@@ -68,7 +68,9 @@ interface MiddlewareOptions<TContext> {
   [other: string]: unknown;
 }
 type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
-type Middleware<TContext> = (options: MiddlewareOptions<TContext> & { next: (next?: Partial<MiddlewareOptions<TContext>>) => Promise<MiddlewareResult> }) => Promise<MiddlewareResult>;
+type Middleware<TContext> = (
+  options: MiddlewareOptions<TContext> & { next: (next?: Partial<MiddlewareOptions<TContext>>) => Promise<MiddlewareResult> },
+) => Promise<MiddlewareResult>;
 interface ProcedureDef<TContext> {
   type: ProcedureType;
   meta?: ApiMeta;
@@ -84,7 +86,11 @@ interface ProcedureDef<TContext> {
  * the options with a transpiler helper, property by property, at every step, a measurable share
  * of a small call (docs/benchmarks.md). test/trpc-internals.test.ts compares it with tRPC's own.
  */
-async function runMiddlewares<TContext>(def: ProcedureDef<TContext>, index: number, options: MiddlewareOptions<TContext>): Promise<MiddlewareResult> {
+async function runMiddlewares<TContext>(
+  def: ProcedureDef<TContext>,
+  index: number,
+  options: MiddlewareOptions<TContext>,
+): Promise<MiddlewareResult> {
   try {
     return await def.middlewares[index]!({
       ...options,
@@ -130,7 +136,8 @@ function checkedDef(router: AnyTRPCRouter): RouterInternals {
       fail(`procedure ${path} has no _def.middlewares`);
     }
     // The chain ends with the resolver; the input and output parsers sit before it.
-    if ((middlewares.at(-1) as { name?: string }).name !== 'resolveMiddleware') fail(`procedure ${path}'s last middleware is not its resolver`);
+    if ((middlewares.at(-1) as { name?: string }).name !== 'resolveMiddleware')
+      fail(`procedure ${path}'s last middleware is not its resolver`);
   }
   if (middlewareMarker !== 'middlewareMarker') fail('middlewareMarker changed');
   for (const [name, fn] of Object.entries({ getTRPCErrorShape, transformTRPCResponse, getHTTPStatusCode })) {
@@ -154,17 +161,27 @@ export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TC
 
 function buildInternals<TContext>(router: AnyTRPCRouter) {
   const def = checkedDef(router);
-  const config = router._def._config;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- AnyTRPCRouter types its config with `any`; typed here as tRPC's functions take it
+  const config: Parameters<typeof transformTRPCResponse>[0] = router._def._config;
   const defs = new Map(Object.entries(def.procedures).map(([path, procedure]) => [path, procedure._def as ProcedureDef<TContext>]));
   const procedures = new Map<string, ProcedureInfo>(
-    [...defs].map(([path, procedureDef]) => [path, { path, type: procedureDef.type, meta: procedureDef.meta ?? {}, inputs: procedureDef.inputs }]),
+    [...defs].map(([path, procedureDef]) => [
+      path,
+      { path, type: procedureDef.type, meta: procedureDef.meta ?? {}, inputs: procedureDef.inputs },
+    ]),
   );
 
   const errorShape = (options: ErrorShapeOptions<TContext>) =>
     getTRPCErrorShape({ config, ...options }) as Record<string, unknown> & { data: Record<string, unknown> };
 
   // The shape tRPC gives an error must still be { message, code: number, data: { code, httpStatus } }.
-  const probe = errorShape({ error: new TRPCError({ code: 'NOT_FOUND' }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+  const probe = errorShape({
+    error: new TRPCError({ code: 'NOT_FOUND' }),
+    type: 'unknown',
+    path: undefined,
+    input: undefined,
+    ctx: undefined,
+  });
   if (typeof probe.code !== 'number' || probe.data?.code !== 'NOT_FOUND' || probe.data.httpStatus !== 404) fail('the error shape');
 
   return {
@@ -177,9 +194,20 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
      */
     async call({ path, type, ctx, getRawInput }: CallOptions<TContext>): Promise<unknown> {
       const procedureDef = defs.get(path);
-      if (!procedureDef || procedureDef.type !== type) throw new TRPCError({ code: 'NOT_FOUND', message: `No "${type}"-procedure on path "${path}"` });
-      const result = await runMiddlewares(procedureDef, 0, { router, path, type, ctx, getRawInput, signal: undefined, batchIndex: 0, input: undefined });
-      if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares - did you forget to `return next()`?' });
+      if (!procedureDef || procedureDef.type !== type)
+        throw new TRPCError({ code: 'NOT_FOUND', message: `No "${type}"-procedure on path "${path}"` });
+      const result = await runMiddlewares(procedureDef, 0, {
+        router,
+        path,
+        type,
+        ctx,
+        getRawInput,
+        signal: undefined,
+        batchIndex: 0,
+        input: undefined,
+      });
+      if (!result)
+        throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares - did you forget to `return next()`?' });
       if (!result.ok) throw result.error;
       return result.data;
     },
@@ -209,7 +237,13 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
      * tRPC has no code of its own for it (431: code BAD_REQUEST).
      */
     requestErrorBody(code: TRPC_ERROR_CODE_KEY, message: string, httpStatus?: number): string {
-      const shape = errorShape({ error: new TRPCError({ code, message }), type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+      const shape = errorShape({
+        error: new TRPCError({ code, message }),
+        type: 'unknown',
+        path: undefined,
+        input: undefined,
+        ctx: undefined,
+      });
       if (httpStatus !== undefined) shape.data = { ...shape.data, httpStatus };
       return JSON.stringify(transformTRPCResponse(config, { error: shape } as never));
     },

@@ -2,16 +2,15 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { DATABASE_FAULT_MESSAGES, databaseFault, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
-import type { Deprecation } from '../http/deprecation.js';
-import { rateLimitHeaders } from '../limits/fixed-window-limiter.js';
 import type { ApiKeyIdentity } from '../auth/api-keys.js';
+import type { Deprecation } from '../domain/deprecation.js';
 import type { Context } from './context.js';
 
 /** Procedure metadata: trpc-to-openapi's `openapi` block plus the conventions it lacks. */
 export type ApiMeta = OpenApiMeta<{
   /** The REST status of a success, when it is not 200 (e.g. 201 for a create). */
   successStatus?: 201;
-  /** Marks the operation deprecated; see src/http/deprecation.ts for what that does. */
+  /** Marks the operation deprecated; src/http/deprecation.ts announces it on the wire. */
   deprecation?: Deprecation;
   /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (Context.setNextPage). */
   nextPageLink?: true;
@@ -30,12 +29,12 @@ const t = initTRPC
     },
   });
 
-/** Builds a router; one per domain (src/pets/pets-router.ts), merged in src/api/root-router.ts. */
+/** Builds a router; one per domain (src/api/pets-router.ts), merged in src/api/root-router.ts. */
 export const router = t.router;
 
 /** The 503 for a database fault, with Retry-After: clients and load balancers retry, and may. */
 function serviceUnavailable(ctx: Context, fault: DatabaseFault, cause?: unknown): TRPCError {
-  ctx.setHeaders({ 'retry-after': String(RETRY_AFTER_SECONDS[fault]) });
+  ctx.retryAfter(RETRY_AFTER_SECONDS[fault]);
   return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: DATABASE_FAULT_MESSAGES[fault], cause });
 }
 
@@ -57,9 +56,6 @@ function databaseFaultAs503<T extends { ok: boolean; error?: TRPCError }>(ctx: C
   throw serviceUnavailable(ctx, fault, result.error!.cause);
 }
 
-/** For procedures anyone may call. The contract has none today; health checks live outside tRPC. */
-export const publicProcedure = t.procedure.use(async ({ ctx, type, next }) => databaseFaultAs503(ctx, type, await next()));
-
 /**
  * For procedures that need a valid API key (all of the contract's): authentication, then the
  * per-key rate limit, then the procedure with the 503 mapping above. Auth and the limit run before
@@ -72,7 +68,7 @@ export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) =>
   if (!identity) {
     if (ctx.authFault) throw serviceUnavailable(ctx, ctx.authFault);
     if (ctx.authRetryAfterSeconds > 0) {
-      ctx.setHeaders({ 'retry-after': String(ctx.authRetryAfterSeconds) });
+      ctx.retryAfter(ctx.authRetryAfterSeconds);
       throw new TRPCError({
         code: 'TOO_MANY_REQUESTS',
         message: `Too many failed authentication attempts from this address; retry after ${ctx.authRetryAfterSeconds} s.`,
@@ -84,7 +80,7 @@ export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) =>
     // The one place a request is counted against its key's budget, and refused past it.
     const taken = ctx.keyRateLimiter.take(identity.keyId);
     const decision = taken instanceof Promise ? await taken : taken; // in memory: no extra tick
-    ctx.setHeaders(rateLimitHeaders('per-key', decision, ctx.keyRateLimiter.windowMs));
+    ctx.rateLimit(decision, ctx.keyRateLimiter.windowMs);
     if (!decision.allowed) {
       throw new TRPCError({
         code: 'TOO_MANY_REQUESTS',
@@ -104,6 +100,3 @@ export function callerOf(ctx: Context): ApiKeyIdentity {
   if (!ctx.identity) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'A valid API key is required.' });
   return ctx.identity;
 }
-
-/** Calls procedures in-process, e.g. from tests or scripts, through the same middleware. */
-export const createCallerFactory = t.createCallerFactory;

@@ -3,7 +3,7 @@
 // the key's next request, since nothing here caches a lookup.
 import type Sqlite from 'better-sqlite3';
 import type { PrismaClient } from '../db/database.js';
-import { generateApiKey, hashApiKey } from './api-keys.js';
+import { generateApiKey, hashApiKey, type StoredKeys } from './api-keys.js';
 
 /** last_used_at is written at most this often per key: a request must not cost a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -18,7 +18,7 @@ export interface ApiKeyStoreOptions {
   onBookkeepingError?: (error: unknown) => void;
 }
 
-export interface ApiKeyRecord {
+interface ApiKeyRecord {
   id: number;
   name: string;
   createdAt: Date;
@@ -26,9 +26,7 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
 }
 
-export interface ApiKeyStore {
-  /** The active (not revoked) key with this digest, noting its use. */
-  findActiveByHash(hash: string): Promise<{ id: number } | null>;
+export interface ApiKeyStore extends StoredKeys {
   /** Issues a key; the returned `key` is the only copy there will ever be. */
   create(name: string): Promise<{ key: string; record: ApiKeyRecord }>;
   list(): Promise<ApiKeyRecord[]>;
@@ -47,14 +45,14 @@ const RECORD_FIELDS = { id: true, name: true, createdAt: true, lastUsedAt: true,
 type KeyLookup = (hash: string) => Promise<{ id: number; revokedAt: Date | null; lastUsedAt: Date | null } | null>;
 
 /**
- * On SQLite, a statement prepared once on the handle beneath Prisma's adapter connection (the
- * same reason as the pets' hot path, src/pets/pet-repository.ts: a Prisma lookup costs ~0.2–0.3 ms
- * a request). Prisma stores DateTime columns there as ISO-8601 text.
+ * On SQLite, a statement prepared once on the handle beneath Prisma's adapter connection, for the
+ * same reason as the pets' hot path (src/pets/pet-repository.ts; the cost of a Prisma lookup:
+ * docs/benchmarks.md). Prisma stores DateTime columns there as ISO-8601 text.
  */
 function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
-  const byHash = db.prepare<[string], [bigint, string | null, string | null]>(
-    'SELECT id, revoked_at, last_used_at FROM api_keys WHERE hash = ?',
-  ).raw();
+  const byHash = db
+    .prepare<[string], [bigint, string | null, string | null]>('SELECT id, revoked_at, last_used_at FROM api_keys WHERE hash = ?')
+    .raw();
   const date = (text: string | null) => (text === null ? null : new Date(text));
   return async (hash) => {
     const row = byHash.get(hash);
@@ -62,10 +60,7 @@ function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
   };
 }
 
-export function createApiKeyStore(
-  prisma: PrismaClient,
-  options: ApiKeyStoreOptions = {},
-): ApiKeyStore {
+export function createApiKeyStore(prisma: PrismaClient, options: ApiKeyStoreOptions = {}): ApiKeyStore {
   const now = options.now ?? (() => new Date());
   const onBookkeepingError = options.onBookkeepingError ?? (() => {});
   /** Keys whose last_used_at write is under way: one at a time per key. */

@@ -4,7 +4,6 @@
 //   - the api_keys table (`npm run keys`), looked up by the SHA-256 of the presented key.
 // A key itself is never stored, logged or kept in memory beyond the request that carries it.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyStore } from './api-key-store.js';
 
 /** Who made the request, once the key is verified. Never holds the key itself. */
 export interface ApiKeyIdentity {
@@ -16,7 +15,7 @@ export interface ApiKeyIdentity {
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /** The token of a well-formed `Bearer` header, or null when it is missing or malformed. */
-export function bearerToken(header: string | undefined): string | null {
+function bearerToken(header: string | undefined): string | null {
   if (header === undefined) return null;
   return BEARER.exec(header)?.[1] ?? null;
 }
@@ -44,7 +43,13 @@ export interface ApiKeyVerifier {
   authenticateDigest(digest: string): Promise<ApiKeyIdentity | null>;
 }
 
-export function createApiKeyVerifier(options: { envKeys: readonly string[]; store?: ApiKeyStore }): ApiKeyVerifier {
+/** Where keys issued with `npm run keys` are found (the api_keys table: api-key-store.ts). */
+export interface StoredKeys {
+  /** The active (not revoked) key with this digest, noting its use. */
+  findActiveByHash(hash: string): Promise<{ id: number } | null>;
+}
+
+export function createApiKeyVerifier(options: { envKeys: readonly string[]; store?: StoredKeys }): ApiKeyVerifier {
   const envKeys = options.envKeys.map((key) => {
     const digest = Buffer.from(hashApiKey(key), 'hex');
     return { digest, identity: { keyId: `env-${digest.subarray(0, 4).toString('hex')}` } };

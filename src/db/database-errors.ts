@@ -99,7 +99,11 @@ export function databaseFault(error: unknown): DatabaseFault | null {
   if (error instanceof Error && PG_CONNECTION_FAILURES.has(error.message)) return 'unavailable';
   // Node's own socket errors from pg while (re)connecting.
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return 'unavailable';
+  if (
+    typeof code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)
+  )
+    return 'unavailable';
   return null;
 }
 

@@ -6,13 +6,8 @@ import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import type Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type {
-  SqlDriverAdapter,
-  SqlDriverAdapterFactory,
-  SqlMigrationAwareDriverAdapterFactory,
-} from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg, { type PoolConfig } from 'pg';
-import type { Config } from '../config.js';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations } from './migrations.js';
@@ -25,7 +20,7 @@ import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
  * The client the repositories use, whichever the provider. Both generated clients come from the
  * same models (prisma/models.prisma) and have the same methods; they differ only in the type of
  * an autoincrement id (`number` on SQLite, `bigint` on PostgreSQL), and the repositories read ids
- * through src/api/int64.ts, which takes either. So the rest of the code sees one type.
+ * through src/domain/int64.ts, which takes either. So the rest of the code sees one type.
  */
 export type PrismaClient = SqlitePrismaClient;
 
@@ -46,7 +41,7 @@ export interface Database {
    */
   sqlite: Sqlite.Database | null;
   /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
-  poolStats(): PoolStats | null;
+  poolStats: () => PoolStats | null;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -63,11 +58,13 @@ export interface PoolStats {
   max: number;
 }
 
-/** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below). */
-export type DatabaseSettings = Pick<
-  Config,
-  'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'
->;
+/** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below): src/config.ts. */
+export interface DatabaseSettings {
+  databaseUrl: string;
+  databasePoolSize: number;
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+}
 
 /**
  * How long a migration waits for SQLite's lock (another instance may be migrating too). The
@@ -133,7 +130,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
       if (property === 'dispose') return async () => {};
       const value: unknown = Reflect.get(target, property, target);
       // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value.bind(target) as unknown) : value;
     },
   });
   return { provider: connection.provider, adapterName: connection.adapterName, connect: async () => lent };
@@ -141,8 +138,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
 
 /**
  * A SQLite connection with this service's settings, chosen for speed with the durability argued
- * in the README ("Reliability"). Measured here, one autocommitted insert: rollback journal + FULL
- * ~4.4 ms, WAL + FULL ~0.84 ms (an fsync per commit), WAL + NORMAL ~0.02 ms.
+ * in docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
  * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file.
  * - synchronous=NORMAL: no fsync per commit, only at checkpoints. After a crash of the process
  *   nothing committed is lost; after a power loss the last commits can be, but the file is never
@@ -152,7 +148,7 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
  * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
  * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
  * They run on the adapter connection, not through Prisma's query API: the first Prisma query
- * loads its query compiler (~30 MB, ~90 ms here), which the hot paths never need.
+ * loads its query compiler (memory and start-up time), which the hot paths never need.
  */
 async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
   const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();

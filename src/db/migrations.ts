@@ -4,7 +4,9 @@
 // each, plus `migration_lock.toml`), and applying them records `_prisma_migrations` the way
 // `prisma migrate deploy` does. Beside each migration.sql we keep `schema.prisma`, the schema as
 // of that migration: the next migration is the diff from it to the current schema, which needs
-// no shadow database (see the toolchain note for why the other diff sources fail here).
+// no shadow database. (Diffing from the migrations themselves needs a shadow database, which
+// Prisma 7.10's driver adapters do not give offline; diffing from the live database fails on
+// PostgreSQL.)
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { setTimeout } from 'node:timers/promises';
@@ -78,10 +80,7 @@ async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapter
  * keys`) has it open. So an up-to-date database is checked with a plain query instead, and a
  * real migration of a SQLite file needs the other processes stopped (README).
  */
-export async function applyMigrations(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  layout: SchemaLayout,
-): Promise<string[]> {
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<string[]> {
   const folders = await migrationFolderNames(layout.migrationsDir);
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
   for (let attempt = 1; ; attempt++) {

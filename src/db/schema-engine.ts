@@ -12,12 +12,12 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import * as bindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { SchemaEngine } from '@prisma/schema-engine-wasm';
 
-export type { SchemaEngine };
-
 // The global WebAssembly object, typed as much as we use of it (Node's types leave it out).
-const wasmApi = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: object } }> };
-}).WebAssembly;
+const wasmApi = (
+  globalThis as unknown as {
+    WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: object } }> };
+  }
+).WebAssembly;
 
 let loaded: Promise<void> | undefined;
 
@@ -60,7 +60,7 @@ export async function openSchemaEngine(
     opened.push(adapter);
     return adapter;
   }
-  const engine = await (bindings.SchemaEngine as typeof SchemaEngine).new(
+  const engine = await bindings.SchemaEngine.new(
     { datamodels: [[schema.path, schema.content]] },
     log,
     bindMigrationAwareSqlAdapterFactory(tracked),

@@ -2,14 +2,14 @@
 // a pet is added only when no pet with the same name and category exists, so a second run adds
 // nothing and pets added by hand are left alone. Through Prisma, as a database tool: the pet
 // repository speaks the API's operations, and "find by name" is not one of them.
-import type { PetStatus } from '../pets/pet-schemas.js';
+import type { PetStatus } from '../domain/pet-schemas.js';
 import type { PrismaClient } from './database.js';
 
 /**
  * The categories the samples use. The contract knows categories only by id (spec section 2), so
  * these names are the samples' own convention, not data the service has.
  */
-export const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
+const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
 
 const { dogs, cats, birds, fish, reptiles } = SAMPLE_CATEGORIES;
 

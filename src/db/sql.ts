@@ -10,7 +10,7 @@
 //   PostgreSQL (pg prepares it on each pooled connection at its first use there);
 // - values: a Date is written the way Prisma writes it (SQLite: ISO-8601 text with `+00:00`;
 //   PostgreSQL: UTC text for a `timestamp(3)` column); 64-bit integers come back as bigint
-//   (SQLite, safe integers) or decimal text (PostgreSQL), which src/api/int64.ts reads alike;
+//   (SQLite, safe integers) or decimal text (PostgreSQL), which src/domain/int64.ts reads alike;
 // - errors: which one is a unique-index violation;
 // - transactions: one connection of its own, BEGIN … COMMIT, described on `transaction` below.
 import type Sqlite from 'better-sqlite3';
@@ -18,7 +18,7 @@ import pg from 'pg';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
 
 export type SqlDialect = 'sqlite' | 'postgresql';
-export type SqlValue = string | number | bigint | Date | null;
+type SqlValue = string | number | bigint | Date | null;
 /** A result row: the statement's columns, in its SELECT / RETURNING order. */
 export type SqlRow = unknown[];
 
@@ -162,7 +162,8 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
         }
       }),
     isUniqueViolation: (error) =>
-      error instanceof Error && ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes((error as { code?: string }).code ?? ''),
+      error instanceof Error &&
+      ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes((error as { code?: string }).code ?? ''),
   };
 }
 

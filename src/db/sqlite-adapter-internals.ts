@@ -4,7 +4,8 @@
 // its public interface (PostgreSQL needs nothing like it: PrismaPg takes a pg.Pool we create).
 // Checked when the database is opened, so a changed adapter stops the service at start-up instead
 // of failing requests; the versions are pinned exactly (package.json) for the same reason; and
-// test/db/sqlite-adapter-internals.test.ts compares what the handle sees with the adapter's own path.
+// test/db/pet-repository.test.ts ("the better-sqlite3 handle beneath Prisma’s SQLite adapter") compares
+// what the handle sees with what Prisma sees.
 import type { SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
 

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** How long one attempt may block the process waiting for the lock (SQLite's busy timeout). */
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
 /** How long a statement or transaction waits for the lock in all, across attempts. */
-export const SQLITE_LOCK_WAIT_MS = 5_000;
+const SQLITE_LOCK_WAIT_MS = 5_000;
 /** The longest pause between two attempts (short: waiting writers are not queued, the quick ones win). */
 const MAX_PAUSE_MS = 20;
 
@@ -56,11 +56,13 @@ export async function retryWhileBusy<T>(operation: () => T | Promise<T>, waitMs 
 export function busyRetryingStatements(connection: SqlDriverAdapter): SqlDriverAdapter {
   return new Proxy(connection, {
     get(target, property) {
-      if (property === 'queryRaw') return (query: Parameters<SqlDriverAdapter['queryRaw']>[0]) => retryWhileBusy(() => target.queryRaw(query));
-      if (property === 'executeRaw') return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
+      if (property === 'queryRaw')
+        return (query: Parameters<SqlDriverAdapter['queryRaw']>[0]) => retryWhileBusy(() => target.queryRaw(query));
+      if (property === 'executeRaw')
+        return (query: Parameters<SqlDriverAdapter['executeRaw']>[0]) => retryWhileBusy(() => target.executeRaw(query));
       const value: unknown = Reflect.get(target, property, target);
       // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value.bind(target) as unknown) : value;
     },
   });
 }

@@ -6,7 +6,7 @@
 import type { DatabaseFault } from './database-errors.js';
 
 /** How long a storage fault keeps /readyz at 503 after it was last seen (Retry-After says the same). */
-export const STORAGE_FAULT_MEMORY_MS = 30_000;
+const STORAGE_FAULT_MEMORY_MS = 30_000;
 
 export class StorageHealth {
   private lastFaultAt: number | null = null;

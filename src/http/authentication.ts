@@ -170,6 +170,7 @@ export const authentication = fp(plugin, { name: 'authentication' });
  */
 export function closeAfterRefusal(request: FastifyRequest, reply: FastifyReply): void {
   const { headers } = request;
-  const announcesBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  const announcesBody =
+    headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   if (announcesBody) reply.header('connection', 'close');
 }

@@ -3,14 +3,7 @@
 //   Deprecation: @<unix seconds>   (RFC 9745: when it was deprecated)
 //   Sunset: <HTTP date>            (RFC 8594: when it goes away)
 //   Link: <documentation>; rel="deprecation"
-export interface Deprecation {
-  /** When the operation became deprecated. */
-  since: Date;
-  /** When it will be removed. */
-  sunset: Date;
-  /** Where its replacement is documented (a URL or an absolute path on this server). */
-  documentation: string;
-}
+import type { Deprecation } from '../domain/deprecation.js';
 
 export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
   return {

@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   500: 'INTERNAL_SERVER_ERROR',
   503: 'SERVICE_UNAVAILABLE',
 } as const;
-export type ErrorStatus = keyof typeof ERROR_CODES;
+type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
 export const ErrorEnvelope = z
@@ -94,7 +94,6 @@ export function envelopeForFastifyError(error: FastifyError): ErrorEnvelope {
   }
   return errorEnvelope(status, error.message);
 }
-
 
 /** A request Node's HTTP parser refused, as far as its raw bytes tell. */
 export interface RawClientError {

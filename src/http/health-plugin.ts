@@ -11,7 +11,7 @@ import type { StorageHealth } from '../db/storage-health.js';
 import { sendError } from './error-envelope.js';
 
 /** How long /readyz waits for the database: a balancer's probe should not hang on a stuck one. */
-export const READINESS_TIMEOUT_MS = 2_000;
+const READINESS_TIMEOUT_MS = 2_000;
 
 export interface HealthPluginOptions {
   database: Pick<Database, 'ping'>;

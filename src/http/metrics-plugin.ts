@@ -19,7 +19,7 @@ declare module 'fastify' {
   }
 }
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 
 export interface MetricsPluginOptions {
   registry: Registry;

@@ -7,7 +7,7 @@
 // @hey-api/openapi-ts generates a client that compiles (test/openapi-tools.test.ts).
 //
 // trpc-to-openapi is imported when the document is first built, not at start-up: the service
-// itself never needs it at run time, and loading it cost ~190 ms and ~30 MB (measured here).
+// itself never needs it at run time, and loading it costs start-up time and memory (docs/benchmarks.md).
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { toJSONSchema } from 'zod';
@@ -15,9 +15,9 @@ import { ErrorEnvelope } from './error-envelope.js';
 import type { RestRoute } from './rest-routes.js';
 
 export const API_TITLE = 'Animal Store';
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 export const REST_BASE_PATH = '/v1';
-export const SECURITY_SCHEME = 'bearerAuth';
+const SECURITY_SCHEME = 'bearerAuth';
 
 type Operation = {
   parameters?: Array<{ name: string; in: string; description?: string; schema?: { description?: string } }>;
@@ -35,16 +35,21 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 /** Response headers, described once (components.headers) and referenced where they are sent. */
 const HEADERS = {
   'X-Request-Id': {
-    description: "The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem.",
+    description:
+      "The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem.",
     required: true,
     schema: { type: 'string', example: '0b1c6f5e-3f7e-4a4e-9c55-4e1f3c1f6a8b' },
   },
   traceparent: {
     description:
       "W3C Trace Context: this request's trace, with this service's span: the caller's trace id when it sent a valid " +
-      '`traceparent`, else a new one. Join it with the service\'s log lines (`trace_id`, `span_id`).',
+      "`traceparent`, else a new one. Join it with the service's log lines (`trace_id`, `span_id`).",
     required: true,
-    schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$', example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+    schema: {
+      type: 'string',
+      pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$',
+      example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    },
   },
   RateLimit: {
     description:
@@ -89,8 +94,7 @@ const HEADERS = {
 } as const;
 type HeaderName = keyof typeof HEADERS;
 
-const headerRefs = (...names: HeaderName[]) =>
-  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const headerRefs = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 /** Statuses whose answers passed the per-key limiter (the procedure ran, or the limit refused it). */
 const RATE_LIMITED_STATUSES = new Set(['200', '201', '400', '404', '422', '429', '500', '503']);
@@ -160,7 +164,7 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
       500: 'Unexpected server error.',
       503:
         'The database cannot serve at the moment: unreachable, restarting, overloaded or locked, or (on writes) out of ' +
-        'space. Nothing was written. Retry after the `Retry-After` header\'s seconds.',
+        "space. Nothing was written. Retry after the `Retry-After` header's seconds.",
     } as Record<string, string>;
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, content: ERROR_CONTENT };

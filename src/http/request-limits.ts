@@ -10,6 +10,7 @@ export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;
  * The longest one path parameter may be (Fastify's default is 100). tRPC's batch URL
  * `/trpc/pets.get,pets.get,…` is one parameter: as long as the whole head, so no URL Node accepts is
  * refused for its path alone (tRPC's Fastify adapter documentation raises it for the same reason).
+ * @alias its own name for the same number, so that each use says which limit it means
  */
 export const MAX_PARAM_LENGTH = MAX_REQUEST_HEAD_BYTES;
 

@@ -61,7 +61,7 @@ const TRACE = Symbol('traceContext');
 type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
 
 function log(method: LogFn, logger: FastifyBaseLogger, args: unknown[]): void {
-  (method as (...args: unknown[]) => void).apply(logger, args);
+  method.apply(logger, args);
 }
 
 /**
@@ -125,7 +125,12 @@ class RequestLogger implements FastifyBaseLogger {
  * caller's `traceparent`, or a new trace: src/observability/trace-context.ts) beside the request
  * id, so every line logged for the request, not only the last, can be joined with the trace.
  */
-export function requestChildLogger<L extends FastifyBaseLogger>(logger: L, bindings: Bindings, options: ChildLoggerOptions, raw: IncomingMessage): L {
+export function requestChildLogger<L extends FastifyBaseLogger>(
+  logger: L,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+  raw: IncomingMessage,
+): L {
   const trace = traceContextFor(raw.headers.traceparent);
   (raw as TracedMessage)[TRACE] = trace;
   // Fastify makes `bindings` ({ reqId }) afresh for each request: the fields go straight into it.

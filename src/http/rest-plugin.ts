@@ -4,12 +4,11 @@
 // body is read, strict parameters, the deprecation headers, 201 on create, and the error
 // envelope on every error.
 //
-// Why not trpc-to-openapi's own handler: per request it built a Fetch `Request` and an AbortSignal
-// (only to hand tRPC a signal), a caller proxy for the whole router, its own error body (which we
-// then parsed and rewrote), and it scanned its routes with regexes; the profile put those at about
-// a third of a list request. trpc-to-openapi still generates the document (openapi-document.ts)
-// from the same procedures, and the procedures still run through tRPC (`callTRPCProcedure`), so
-// their middleware (the key check) and input/output validation are exactly the tRPC surface's.
+// Why not trpc-to-openapi's own handler: its per-request Fetch objects, router proxy and error body
+// (which we had to rewrite) cost about a third of a list request (docs/architecture.md, "Why REST
+// is not trpc-to-openapi's runtime plugin"). trpc-to-openapi still generates the document
+// (openapi-document.ts), and the procedures still run through tRPC (`callTRPCProcedure`), so their
+// middleware and input/output validation are exactly the tRPC surface's.
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
 //   onRequest      404 for an empty path segment, deprecation headers, then 429 (too many wrong
@@ -21,7 +20,7 @@
 //
 // GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
 // one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
@@ -30,18 +29,18 @@ import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-err
 import { closeAfterRefusal } from './authentication.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { deprecationHeaders } from './deprecation.js';
-import { describeIssues, envelopeForFastifyError, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
+import { describeIssues, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
 import { docsPlugin } from './docs-plugin.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
 import {
+  allowedMethods,
+  BODY_METHODS,
   buildRestRoutes,
   decodeUnreserved,
   hasEmptySegment,
-  matchRoute,
   restInput,
   strictParamProblem,
   type RestRoute,
-  type RouteMatch,
 } from './rest-routes.js';
 
 export interface RestPluginOptions {
@@ -55,8 +54,6 @@ declare module 'fastify' {
     restRoute?: RestRoute;
   }
 }
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
 function relativePath(url: string): string {
@@ -81,10 +78,10 @@ function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): Fasti
   return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
 }
 
-function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, match: RouteMatch): FastifyReply {
-  if (match.allowedMethods.length === 0) return sendNoSuchResource(request, reply);
-  reply.header('allow', match.allowedMethods.join(', '));
-  const [last, ...others] = [...match.allowedMethods].reverse();
+function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: string[]): FastifyReply {
+  if (allowed.length === 0) return sendNoSuchResource(request, reply);
+  reply.header('allow', allowed.join(', '));
+  const [last, ...others] = [...allowed].reverse();
   const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
   return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
@@ -115,7 +112,7 @@ function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; 
 function nextPageLink(route: RestRoute, input: Record<string, string | number | undefined>): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(input)) if (value !== undefined) query.set(name, String(value));
-  return `<${REST_BASE_PATH}${route.path}?${query}>; rel="next"`;
+  return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
 }
 
 /** 401 in the envelope, with the challenge every 401 carries. */
@@ -142,15 +139,11 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   // JSON is the only body this API reads; without the text/plain parser Fastify answers 415.
   v1.removeContentTypeParser('text/plain');
 
-  v1.setErrorHandler((error: FastifyError, request, reply) => {
-    const envelope = envelopeForFastifyError(error);
-    if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
-    return sendEnvelope(reply, envelope);
-  });
+  // Errors Fastify raises here (bad JSON, 413, 415) reach the app's error handler (src/app.ts): the envelope.
 
   // Unknown paths, and known paths with another method (OPTIONS included): 404 or 405.
   v1.setNotFoundHandler((request, reply) =>
-    sendUnknownRoute(request, reply, matchRoute(routes, request.method, decodeUnreserved(relativePath(request.url)))),
+    sendUnknownRoute(request, reply, allowedMethods(routes, decodeUnreserved(relativePath(request.url)))),
   );
 
   // The document is public: it holds no data, and tools and people need it before they have a key.
@@ -163,7 +156,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   });
 
   // The deprecation headers of each deprecated route, built once: they never change.
-  const deprecatedRoutes = new Map(routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])));
+  const deprecatedRoutes = new Map(
+    routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])),
+  );
 
   await v1.register(async (procedures) => {
     // Callback-style hooks (an async one costs a promise per request); a hook that answers the
@@ -188,7 +183,11 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         }
         if (request.authRetryAfterSeconds > 0) {
           reply.header('retry-after', String(request.authRetryAfterSeconds));
-          sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+          sendError(
+            reply,
+            429,
+            `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`,
+          );
           return;
         }
         sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');

@@ -4,12 +4,11 @@
 // 405 with `Allow` for a known path, headers of deprecated operations on every response, and
 // strict integers in query strings and paths.
 //
-// Coercion: trpc-to-openapi's own handler set zod's `coerce` flag on every top-level number field
-// of an input schema at its first REST call, JSON bodies included, and the flag stayed on the
-// shared schema, so the tRPC surface started coercing too (Number() makes `null` 0, `true` 1 and
-// "0x10" 16). Its handler no longer runs, and here, once at start-up, the flag is pinned off for
-// good: query and path values arrive as strings, `strictParamProblem` makes sure integers are
-// plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
+// Coercion: trpc-to-openapi's handler sets zod's `coerce` flag on the top-level number fields of
+// the shared input schemas, which would make the tRPC surface coerce too (Number() makes `null` 0
+// and "0x10" 16). Here it is pinned off once, at start-up: query and path values arrive as strings,
+// `strictParamProblem` makes sure integers are plain decimal digits, and `restInput` turns those
+// into numbers before the schema sees them.
 import type { AnyTRPCRouter } from '@trpc/server';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { ApiMeta } from '../api/trpc.js';
@@ -32,18 +31,13 @@ export interface RestRoute {
   fastifyPath: string;
 }
 
-export interface RouteMatch {
-  /** The route for this method and path, if any. */
-  route?: RestRoute;
-  /** The values of the path's `{parameters}`, undecoded. */
-  pathParams: Record<string, string>;
-  /** Every method the path answers to (empty for an unknown path). */
-  allowedMethods: string[];
-}
+/** The methods whose input is the JSON body; the others' input is the query and path parameters. */
+export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
-type ZodLike = { description?: string; _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } } };
+type ZodLike = {
+  description?: string;
+  _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } };
+};
 
 /** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
 function unwrap(schema: ZodLike): ZodLike {
@@ -138,23 +132,15 @@ export function hasEmptySegment(path: string): boolean {
 }
 
 /**
- * Finds the route for a path relative to /v1 (no query string, `decodeUnreserved` applied). HEAD
- * goes wherever GET does (RFC 9110 §9.3.2: GET's answer without its body).
+ * Every method a path relative to /v1 answers to (no query string, `decodeUnreserved` applied;
+ * empty for an unknown path), for 405's `Allow`. HEAD goes wherever GET does (RFC 9110 §9.3.2).
  */
-export function matchRoute(routes: readonly RestRoute[], method: string, path: string): RouteMatch {
-  const allowedMethods: string[] = [];
-  let found: RouteMatch['route'];
-  let pathParams: Record<string, string> = {};
+export function allowedMethods(routes: readonly RestRoute[], path: string): string[] {
+  const methods: string[] = [];
   for (const route of routes) {
-    const match = route.pattern.exec(path);
-    if (!match) continue;
-    allowedMethods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
-    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
-      found = route;
-      pathParams = { ...match.groups };
-    }
+    if (route.pattern.test(path)) methods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
   }
-  return { route: found, pathParams, allowedMethods };
+  return methods;
 }
 
 const DECIMAL_INTEGER = /^-?\d{1,20}$/;
@@ -165,11 +151,7 @@ const DECIMAL_INTEGER = /^-?\d{1,20}$/;
  * a query parameter may appear once and, when it appears, not empty (trpc-to-openapi would drop
  * `?status=` silently and list everything). Ranges and enums are left to the procedure's schema.
  */
-export function strictParamProblem(
-  route: RestRoute,
-  pathParams: Record<string, string>,
-  query: Record<string, unknown>,
-): string | null {
+export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
   for (const [name, value] of Object.entries(query)) {
     // Unknown parameters are ignored (spec), repeated or not.
     if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;

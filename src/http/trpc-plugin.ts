@@ -9,9 +9,8 @@
 // here directly with tRPC's own response-building functions (src/api/trpc-internals.ts). Every
 // other request (larger batches, `trpc-accept: application/jsonl`, other content types, unknown
 // procedures, wrong methods, HEAD) goes to tRPC's Fastify handler unchanged. Why: tRPC's handler
-// turns each request into a Fetch `Request` (with Headers and AbortSignals), resolves a `Response`
-// and streams it back through Fastify; the profile put that at well over half of a small call's
-// time. test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
+// builds a Fetch `Request` and `Response` per call, most of a small call's time (docs/benchmarks.md).
+// test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
@@ -115,7 +114,10 @@ export function trpcHandlerOptions(
 }
 
 /** A deprecated procedure announces it on /trpc too, with the same headers as on REST. */
-function deprecationHeadersOf(procedures: ReadonlyMap<string, ProcedureInfo>, paths: readonly string[] | undefined): Record<string, string> {
+function deprecationHeadersOf(
+  procedures: ReadonlyMap<string, ProcedureInfo>,
+  paths: readonly string[] | undefined,
+): Record<string, string> {
   const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
   return deprecation ? deprecationHeaders(deprecation) : {};
 }
@@ -140,7 +142,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
    */
   function directProcedure(request: FastifyRequest, path: string): ProcedureInfo | undefined {
     const procedure = trpc.procedures.get(path);
-    if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl')) return undefined;
+    if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl'))
+      return undefined;
     const { batch, input } = request.query as Record<string, unknown>;
     if (batch !== undefined && batch !== '1') return undefined;
     if (procedure.type === 'query') {
@@ -149,7 +152,9 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     }
     if (procedure.type === 'mutation') {
       const plainBody = typeof request.body !== 'string' || !request.body.startsWith(BOM);
-      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody ? procedure : undefined;
+      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody
+        ? procedure
+        : undefined;
     }
     return undefined;
   }

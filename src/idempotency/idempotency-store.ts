@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { statement, type SqlDatabase, type SqlSession } from '../db/sql.js';
 
-export interface IdempotentCall<T> {
+interface IdempotentCall<T> {
   /** Whose key space the key lives in: the API key's id. */
   scope: string;
   /** The operation, e.g. `createPet`: one key may not be shared by two operations' records. */
@@ -83,7 +83,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
   }
 
   return {
-    async run({ scope, operation, key, request, perform }) {
+    async run<T>({ scope, operation, key, request, perform }: IdempotentCall<T>) {
       const fingerprint = createHash('sha256').update(canonicalJson(request)).digest('hex');
       const id = [scope, operation, key];
       // Two concurrent first requests: both run, the second's record hits the unique index, its
@@ -100,7 +100,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
                   message: 'Idempotency-Key: was already used with a different request; use a new key for a new request',
                 });
               }
-              return { result: JSON.parse(existing[1] as string), replayed: true };
+              return { result: JSON.parse(existing[1] as string) as T, replayed: true };
             }
             if (existing) await tx.query(RECORDS.delete, id);
             const result = await perform(tx);

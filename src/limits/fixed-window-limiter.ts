@@ -32,7 +32,7 @@ export interface Limiter {
 }
 
 /** By default at most this many keys are tracked; past it the oldest windows are forgotten. */
-export const MAX_TRACKED_KEYS = 100_000;
+const MAX_TRACKED_KEYS = 100_000;
 
 interface Window {
   count: number;
@@ -98,17 +98,4 @@ export class FixedWindowLimiter implements Limiter {
       this.windows.delete(key);
     }
   }
-}
-
-/**
- * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of
- * it; plus Retry-After (RFC 9110) when the request was refused.
- */
-export function rateLimitHeaders(policy: string, decision: LimitDecision, windowMs: number): Record<string, string> {
-  const headers: Record<string, string> = {
-    'ratelimit-policy': `"${policy}";q=${decision.limit};w=${Math.round(windowMs / 1000)}`,
-    ratelimit: `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`,
-  };
-  if (!decision.allowed) headers['retry-after'] = String(decision.resetSeconds);
-  return headers;
 }

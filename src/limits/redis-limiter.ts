@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { decision, FixedWindowLimiter, type LimitDecision, type Limiter } from './fixed-window-limiter.js';
 
 /** A command not answered within this counts as Redis being unreachable. */
-export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+const REDIS_COMMAND_TIMEOUT_MS = 2_000;
 /** After a failure, Redis is not asked again for this long (see run()). */
 const REDIS_RETRY_AFTER_FAILURE_MS = 1_000;
 /** Every key this service writes starts with this. */
@@ -97,7 +97,10 @@ export class RedisCounters {
     try {
       const result = await command(this.client);
       if (this.failingSince !== null) {
-        this.logger.info({ downForMs: Date.now() - this.failingSince }, 'Redis answers again: request limits are shared by every instance again');
+        this.logger.info(
+          { downForMs: Date.now() - this.failingSince },
+          'Redis answers again: request limits are shared by every instance again',
+        );
         this.failingSince = null;
       }
       return result;

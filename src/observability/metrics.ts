@@ -11,7 +11,7 @@ import type { PoolStats } from '../db/database.js';
 /** Which API a request came through: REST under /v1, tRPC under /trpc, anything else (health, metrics, unknown paths). */
 export type Surface = 'rest' | 'trpc' | 'other';
 
-export interface RequestObservation {
+interface RequestObservation {
   surface: Surface;
   /** A route pattern (`/v1/pets/{petId}`), a tRPC procedure (`pets.list`), or one of the fixed values in ROUTE_LABELS. */
   route: string;
@@ -142,9 +142,13 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
           if (stats) this.set(read(stats));
         },
       });
-    poolGauge('animal_store_db_pool_connections', 'PostgreSQL connections open in this instance\'s pool (idle or in use).', (s) => s.total);
+    poolGauge('animal_store_db_pool_connections', "PostgreSQL connections open in this instance's pool (idle or in use).", (s) => s.total);
     poolGauge('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle.', (s) => s.idle);
-    poolGauge('animal_store_db_pool_waiting_queries', 'Queries waiting for a free connection (the pool is exhausted while above 0).', (s) => s.waiting);
+    poolGauge(
+      'animal_store_db_pool_waiting_queries',
+      'Queries waiting for a free connection (the pool is exhausted while above 0).',
+      (s) => s.waiting,
+    );
     poolGauge('animal_store_db_pool_max_connections', 'The most connections the pool opens (DATABASE_POOL_SIZE).', (s) => s.max);
   }
 

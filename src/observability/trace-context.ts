@@ -31,7 +31,7 @@ function knownFlags(flags: string): string {
 }
 
 /** The caller's context from a `traceparent` header, or null when it is absent or not valid. */
-export function parseTraceparent(header: string | string[] | undefined): { traceId: string; parentSpanId: string; flags: string } | null {
+function parseTraceparent(header: string | string[] | undefined): { traceId: string; parentSpanId: string; flags: string } | null {
   if (typeof header !== 'string' || header.length > 512) return null;
   const match = TRACEPARENT.exec(header);
   if (!match) return null;

@@ -5,9 +5,9 @@
 // transaction (an idempotent create does): a statement written once and prepared once per
 // connection (src/db/sql.ts), not a Prisma query (docs/benchmarks.md: what Prisma's pipeline costs
 // per request, and the decision). The columns are the ones prisma/models.prisma maps.
-import { int64FromDatabase } from '../api/int64.js';
+import { int64FromDatabase } from '../domain/int64.js';
 import { statement, type SqlRow, type SqlSession } from '../db/sql.js';
-import { DEFAULT_PET_STATUS, type ListPetsInput, type NewPet, type Pet } from './pet-schemas.js';
+import { DEFAULT_PET_STATUS, type ListPetsInput, type NewPet, type Pet } from '../domain/pet-schemas.js';
 
 export interface PetRepository {
   /**

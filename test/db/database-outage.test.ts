@@ -5,7 +5,8 @@ import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFilePath } from '../../src/db/providers.js';
 import { expectError } from '../support/expect-error.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { startOutageServer, type OutageServer } from '../support/outage-server.js';
+import type { PrivatePostgres } from '../support/private-postgres.js';
 import { json, startTestServer, type TestServer } from '../support/test-server.js';
 
 /** No request may hang: one that has no answer by then fails the test (a bound, not a speed test). */
@@ -34,24 +35,15 @@ async function expectUnavailable(server: TestServer): Promise<void> {
 }
 
 describe('PostgreSQL stopped under a running service', () => {
+  let outage: OutageServer;
   let cluster: PrivatePostgres;
   let server: TestServer;
 
   beforeAll(async () => {
-    // A cluster of the test's own: the machine's shared server must never be stopped.
-    cluster = await startPrivatePostgres();
-    server = await startTestServer({
-      provider: 'postgresql',
-      postgresServerUrl: cluster.url(),
-      databaseSettings: { DATABASE_CONNECT_TIMEOUT_MS: '2000', DATABASE_QUERY_TIMEOUT_MS: '3000' },
-    });
+    outage = await startOutageServer();
+    ({ cluster, server } = outage);
   });
-  afterAll(async () => {
-    // The database dies with its cluster; stop the server first so it lets go of its pool.
-    await server?.app.close();
-    await server?.database.close();
-    await cluster?.destroy();
-  });
+  afterAll(() => outage?.close());
 
   it('answers 503 while it is down, then serves again by itself with every acknowledged write kept', async () => {
     const acknowledged = [];

@@ -22,7 +22,9 @@ const dir = mkdtempSync(join(tmpdir(), 'animal-store-migrations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const migrationNames = (provider: Provider) =>
-  readdirSync(schemaLayout(provider).migrationsDir).filter((name) => /^\d+_/.test(name)).sort();
+  readdirSync(schemaLayout(provider).migrationsDir)
+    .filter((name) => /^\d+_/.test(name))
+    .sort();
 
 /** A copy of a provider's schema and migrations, for tests that change them. */
 function copyOfLayout(provider: Provider): SchemaLayout {
@@ -37,10 +39,13 @@ function copyOfLayout(provider: Provider): SchemaLayout {
 }
 
 describe('one data model for both providers', () => {
-  it.each(PROVIDERS)('prisma/%s/schema.prisma is written from prisma/models.prisma (run `npm run db:migration -- <name>` after editing it)', (provider) => {
-    const models = readFileSync(MODELS_PATH, 'utf8');
-    expect(readFileSync(schemaLayout(provider).schemaPath, 'utf8')).toBe(renderProviderSchema(provider, models));
-  });
+  it.each(PROVIDERS)(
+    'prisma/%s/schema.prisma is written from prisma/models.prisma (run `npm run db:migration -- <name>` after editing it)',
+    (provider) => {
+      const models = readFileSync(MODELS_PATH, 'utf8');
+      expect(readFileSync(schemaLayout(provider).schemaPath, 'utf8')).toBe(renderProviderSchema(provider, models));
+    },
+  );
 
   it.each(PROVIDERS)('the %s migrations are up to date with the schema (no change waits for a migration)', async (provider) => {
     expect(await createMigration(offlineDiffAdapter(provider), copyOfLayout(provider), 'pending')).toBeNull();
@@ -88,7 +93,7 @@ describe('applying the migrations', () => {
           { name: 'id', type: 'bigint', default: "nextval('pets_id_seq'::regclass)" },
           { name: 'name', type: 'text', default: null },
           { name: 'category_id', type: 'bigint', default: null },
-          { name: 'status', type: 'USER-DEFINED', default: "'available'::\"PetStatus\"" },
+          { name: 'status', type: 'USER-DEFINED', default: '\'available\'::"PetStatus"' },
         ]);
         const recorded = await client.query('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL');
         expect(recorded.rowCount).toBe(migrationNames('postgresql').length);
@@ -152,7 +157,10 @@ describe('npm run db:migration', () => {
     // And the written migration applies to a fresh database of that kind.
     const database = await createTestDatabase(provider);
     try {
-      const adapter = provider === 'sqlite' ? new PrismaBetterSqlite3({ url: database.url.slice('file:'.length) }) : new PrismaPg({ connectionString: database.url });
+      const adapter =
+        provider === 'sqlite'
+          ? new PrismaBetterSqlite3({ url: database.url.slice('file:'.length) })
+          : new PrismaPg({ connectionString: database.url });
       expect(await applyMigrations(adapter, copy)).toContain('20990101000000_add_nickname');
     } finally {
       await database.drop();

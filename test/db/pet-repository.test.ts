@@ -92,7 +92,9 @@ describe.each(['sqlite', 'postgresql'] as const)('on %s', (provider) => {
   it('transactions take turns and each commits its own work', async () => {
     const db = await open(provider);
     const created = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => db.sql.transaction((session) => createPetRepository(session).create({ name: `t-${i}`, categoryId: 1 }))),
+      Array.from({ length: 20 }, (_, i) =>
+        db.sql.transaction((session) => createPetRepository(session).create({ name: `t-${i}`, categoryId: 1 })),
+      ),
     );
     expect(new Set(created.map((pet) => pet.id)).size).toBe(20);
     expect(await db.prisma.pet.count()).toBe(20);
@@ -116,10 +118,16 @@ describe.each(['sqlite', 'postgresql'] as const)('on %s', (provider) => {
     const db = await open(provider);
     const insertKey = statement('test_insert_key', 'INSERT INTO api_keys (name, hash) VALUES (?, ?)');
     await db.sql.query(insertKey, ['one', 'hash-1']);
-    const duplicate = await db.sql.query(insertKey, ['one', 'hash-2']).then(() => null, (error: unknown) => error);
+    const duplicate = await db.sql.query(insertKey, ['one', 'hash-2']).then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(duplicate).toBeInstanceOf(Error);
     expect(db.sql.isUniqueViolation(duplicate)).toBe(true);
-    const broken = await db.sql.query(statement('test_broken', 'SELECT nothing FROM nowhere'), []).then(() => null, (error: unknown) => error);
+    const broken = await db.sql.query(statement('test_broken', 'SELECT nothing FROM nowhere'), []).then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(broken).toBeInstanceOf(Error);
     expect(db.sql.isUniqueViolation(broken)).toBe(false);
     // The connection still serves.

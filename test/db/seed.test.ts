@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Runs the script exactly as `npm run db:seed` does, on `databaseUrl`; rejects when it fails. */
 async function seed(databaseUrl: string): Promise<string> {
   const { DATABASE_URL: _ignored, ...env } = process.env;
-  const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/db/seed-cli.ts'], {
+  const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/cli/seed.ts'], {
     cwd: ROOT,
     env: { ...env, DATABASE_URL: databaseUrl },
   });

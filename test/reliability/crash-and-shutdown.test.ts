@@ -87,7 +87,10 @@ describe('SIGTERM during a storm of creates', () => {
         }
       },
     });
-    const code = await Promise.race([service.exited, new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000))]);
+    const code = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000)),
+    ]);
     expect(code).toBe(0);
 
     const statuses = outcomes.filter((o) => 'status' in o).map((o) => (o as { status: number }).status);
@@ -113,7 +116,13 @@ describe('SIGTERM during a storm of creates', () => {
     // Hold a request open so the first SIGTERM has something to wait for: a slow body upload.
     const { request } = await import('node:http');
     const url = new URL(service.baseUrl);
-    const slow = request({ host: url.hostname, port: url.port, path: '/v1/pets', method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'content-length': 100 } });
+    const slow = request({
+      host: url.hostname,
+      port: url.port,
+      path: '/v1/pets',
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'content-length': 100 },
+    });
     slow.on('error', () => {});
     slow.write('{"name":');
     await new Promise((resolve) => setTimeout(resolve, 200));

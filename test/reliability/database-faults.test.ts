@@ -8,7 +8,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
 import { sqliteFilePath } from '../../src/db/providers.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { startOutageServer, type OutageServer } from '../support/outage-server.js';
+import type { PrivatePostgres } from '../support/private-postgres.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { API_KEY, json, startTestServer, type TestServer } from '../support/test-server.js';
@@ -24,24 +25,17 @@ async function expect503(response: Response, trpc = false): Promise<void> {
 }
 
 describe('PostgreSQL refusing connections while a stored key is checked', () => {
+  let outage: OutageServer;
   let cluster: PrivatePostgres;
   let server: TestServer;
   let storedKey: string;
 
   beforeAll(async () => {
-    cluster = await startPrivatePostgres();
-    server = await startTestServer({
-      provider: 'postgresql',
-      postgresServerUrl: cluster.url(),
-      databaseSettings: { DATABASE_CONNECT_TIMEOUT_MS: '2000', DATABASE_QUERY_TIMEOUT_MS: '3000' },
-    });
+    outage = await startOutageServer();
+    ({ cluster, server } = outage);
     storedKey = (await createApiKeyStore(server.database.prisma).create('outage')).key;
   });
-  afterAll(async () => {
-    await server?.app.close();
-    await server?.database.close();
-    await cluster?.destroy();
-  });
+  afterAll(() => outage?.close());
 
   it('answers 503 with Retry-After on both surfaces, for stored and bootstrap keys, and serves again after', async () => {
     const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -74,61 +68,68 @@ describe('PostgreSQL backends terminated under load', () => {
     server = undefined;
   });
 
-  it('never answers 500: each request succeeds or gets 503 with Retry-After, and every acknowledged create is stored', { timeout: 90_000 }, async () => {
-    server = await startTestServer({ provider: 'postgresql' });
-    const { key: storedKey } = await createApiKeyStore(server.database.prisma).create('terminated');
-    const database = new URL(server.databaseUrl).pathname.slice(1);
-    const admin = new pg.Client({ connectionString: server.databaseUrl });
-    await admin.connect();
-    let terminating = true;
-    let terminated = 0;
-    const terminator = (async () => {
-      while (terminating) {
-        const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
-        terminated += rowCount ?? 0;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
-
-    const statuses: number[] = [];
-    const acknowledged: number[] = [];
-    let next = 0;
-    const TOTAL = 600;
-    await Promise.all(
-      Array.from({ length: 12 }, async () => {
-        while (next < TOTAL) {
-          const i = next++;
-          const key = i % 2 ? storedKey : API_KEY;
-          const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-          const response =
-            i % 3 === 0
-              ? await server!.request('/trpc/pets.list', { headers, signal: NO_HANG() })
-              : i % 3 === 1
-                ? await server!.request('/v1/pets?limit=5', { headers, signal: NO_HANG() })
-                : await server!.request('/v1/pets', {
-                    method: 'POST',
-                    headers: i % 4 === 0 ? { ...headers, 'idempotency-key': `k-${i}` } : headers,
-                    body: JSON.stringify({ name: `p-${i}`, categoryId: 1 }),
-                    signal: NO_HANG(),
-                  });
-          statuses.push(response.status);
-          if (response.status === 503) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-          const body = await json(response);
-          if (response.status === 201) acknowledged.push(body.id);
+  it(
+    'never answers 500: each request succeeds or gets 503 with Retry-After, and every acknowledged create is stored',
+    { timeout: 90_000 },
+    async () => {
+      server = await startTestServer({ provider: 'postgresql' });
+      const { key: storedKey } = await createApiKeyStore(server.database.prisma).create('terminated');
+      const database = new URL(server.databaseUrl).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: server.databaseUrl });
+      await admin.connect();
+      let terminating = true;
+      let terminated = 0;
+      const terminator = (async () => {
+        while (terminating) {
+          const { rowCount } = await admin.query(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+            [database],
+          );
+          terminated += rowCount ?? 0;
+          await new Promise((resolve) => setTimeout(resolve, 50));
         }
-      }),
-    );
-    terminating = false;
-    await terminator;
-    await admin.end();
+      })();
 
-    expect(terminated).toBeGreaterThan(0);
-    expect(statuses.filter((status) => ![200, 201, 503].includes(status))).toEqual([]);
-    const stored = await server.database.prisma.pet.findMany({ select: { id: true } });
-    const storedIds = new Set(stored.map((pet) => Number(pet.id)));
-    expect(new Set(acknowledged).size).toBe(acknowledged.length);
-    for (const id of acknowledged) expect(storedIds.has(id)).toBe(true);
-  });
+      const statuses: number[] = [];
+      const acknowledged: number[] = [];
+      let next = 0;
+      const TOTAL = 600;
+      await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          while (next < TOTAL) {
+            const i = next++;
+            const key = i % 2 ? storedKey : API_KEY;
+            const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+            const response =
+              i % 3 === 0
+                ? await server!.request('/trpc/pets.list', { headers, signal: NO_HANG() })
+                : i % 3 === 1
+                  ? await server!.request('/v1/pets?limit=5', { headers, signal: NO_HANG() })
+                  : await server!.request('/v1/pets', {
+                      method: 'POST',
+                      headers: i % 4 === 0 ? { ...headers, 'idempotency-key': `k-${i}` } : headers,
+                      body: JSON.stringify({ name: `p-${i}`, categoryId: 1 }),
+                      signal: NO_HANG(),
+                    });
+            statuses.push(response.status);
+            if (response.status === 503) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+            const body = await json(response);
+            if (response.status === 201) acknowledged.push(body.id);
+          }
+        }),
+      );
+      terminating = false;
+      await terminator;
+      await admin.end();
+
+      expect(terminated).toBeGreaterThan(0);
+      expect(statuses.filter((status) => ![200, 201, 503].includes(status))).toEqual([]);
+      const stored = await server.database.prisma.pet.findMany({ select: { id: true } });
+      const storedIds = new Set(stored.map((pet) => Number(pet.id)));
+      expect(new Set(acknowledged).size).toBe(acknowledged.length);
+      for (const id of acknowledged) expect(storedIds.has(id)).toBe(true);
+    },
+  );
 });
 
 describe('SQLite shared by several processes', () => {

@@ -34,10 +34,20 @@ afterEach(async () => {
 interface Answer {
   status: number;
   retryAfter: string | null;
-  body: { id?: number; name?: string; code?: string; error?: { data?: { code?: string } }; result?: { data?: { id: number; name: string } } };
+  body: {
+    id?: number;
+    name?: string;
+    code?: string;
+    error?: { data?: { code?: string } };
+    result?: { data?: { id: number; name: string } };
+  };
 }
 
-async function call(baseUrl: string, path: string, init: { key: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer> {
+async function call(
+  baseUrl: string,
+  path: string,
+  init: { key: string; body?: unknown; headers?: Record<string, string> },
+): Promise<Answer> {
   const response = await fetch(baseUrl + path, {
     method: init.body === undefined ? 'GET' : 'POST',
     headers: { authorization: `Bearer ${init.key}`, 'content-type': 'application/json', ...init.headers },

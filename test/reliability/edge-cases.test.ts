@@ -20,7 +20,10 @@ function postBytes(baseUrl: string, path: string, body: Buffer): Promise<{ statu
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       baseUrl + path,
-      { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
@@ -83,7 +86,13 @@ describe('start-up', () => {
   it('a database that cannot be opened stops it with one clear line, no stack trace', { timeout: 60_000 }, async () => {
     const [node, ...args] = FROM_SOURCE;
     // /proc refuses new files, even to root: as a read-only directory does.
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: 'file:/proc/self/animal-store.db', API_KEYS: API_KEY, PORT: '0' };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: 'file:/proc/self/animal-store.db',
+      API_KEYS: API_KEY,
+      PORT: '0',
+    };
     const outcome = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       execFile(node, args, { env, timeout: 30_000 }, (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
@@ -91,7 +100,10 @@ describe('start-up', () => {
     });
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toBe('');
-    const lines = outcome.stdout.trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string });
+    const lines = outcome.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
     expect(lines.at(-1)).toMatchObject({
       level: 60,
       msg: expect.stringMatching(/^Cannot open the SQLite file \/proc\/self\/animal-store\.db: .*writable by this user\.$/),

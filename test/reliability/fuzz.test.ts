@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NewPet, Pet } from '../../src/pets/pet-schemas.js';
+import { NewPet, Pet } from '../../src/domain/pet-schemas.js';
 import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
 
 let server: TestServer;
@@ -49,13 +49,28 @@ function send({ method, path, headers, body }: Sent): Promise<Received> {
 // ---- what a hostile client sends ---------------------------------------------------------------
 /** Percent-encodes every byte outside visible ASCII (lone surrogates too, which encodeURIComponent refuses). */
 const percentEncode = (text: string) =>
-  text.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  text.replace(/[^\x21-\x7e]/gu, (c) =>
+    [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 
 const hostileString = fc.oneof(
   // size 'max' with a bound: long strings as often as short ones (an unbounded 'max' runs out of memory).
   fc.string({ size: 'max', unit: 'binary', maxLength: 3_000 }),
   fc.string({ size: 'max', unit: 'grapheme', maxLength: 300 }),
-  fc.constantFrom('', ' ', '\u0000', '\n', '\uFFFF', '\uD800', '🐕'.repeat(60), 'a'.repeat(101), "'; DROP TABLE pets; --", '<script>', '%00', '../..'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\n',
+    '\uFFFF',
+    '\uD800',
+    '🐕'.repeat(60),
+    'a'.repeat(101),
+    "'; DROP TABLE pets; --",
+    '<script>',
+    '%00',
+    '../..',
+  ),
 );
 const hostileNumber = fc.oneof(
   fc.integer(),
@@ -66,28 +81,46 @@ const hostileNumber = fc.oneof(
 const anyJsonValue = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 4 }));
 const deepNesting = fc.integer({ min: 10, max: 5_000 }).map((depth) => `${'['.repeat(depth)}1${']'.repeat(depth)}`);
 const petLike = fc.record(
-  { name: anyJsonValue, categoryId: fc.oneof(hostileNumber, anyJsonValue), status: fc.oneof(fc.constantFrom('available', 'pending', 'sold', 'SOLD', ''), anyJsonValue), id: anyJsonValue, extra: anyJsonValue },
+  {
+    name: anyJsonValue,
+    categoryId: fc.oneof(hostileNumber, anyJsonValue),
+    status: fc.oneof(fc.constantFrom('available', 'pending', 'sold', 'SOLD', ''), anyJsonValue),
+    id: anyJsonValue,
+    extra: anyJsonValue,
+  },
   { requiredKeys: [] },
 );
 const body = fc.oneof(
   petLike.map((value) => JSON.stringify(value)),
-  fc.record({ name: fc.string({ minLength: 1, maxLength: 100 }), categoryId: fc.integer({ min: 1 }) }).map((value) => JSON.stringify(value)),
+  fc
+    .record({ name: fc.string({ minLength: 1, maxLength: 100 }), categoryId: fc.integer({ min: 1 }) })
+    .map((value) => JSON.stringify(value)),
   fc.jsonValue({ maxDepth: 6 }).map((value) => JSON.stringify(value)),
   deepNesting,
   hostileString,
   fc.constantFrom('', '{', '{"name":"x",}', 'null', '[]', '"str"', '1e999', '{"name":"x","categoryId":1}{"name":"y"}'),
   fc.string({ minLength: 16_000, maxLength: 20_000 }).map((s) => JSON.stringify({ name: s, categoryId: 1 })),
 );
-const segment = fc.oneof(fc.webSegment(), hostileString.map(percentEncode), fc.constantFrom('..', '.', '%2e%2e', '%00', '%ZZ', '0', '-1', '1', '9007199254740993', '1e3', '0x1f', ' 1'));
+const segment = fc.oneof(
+  fc.webSegment(),
+  hostileString.map(percentEncode),
+  fc.constantFrom('..', '.', '%2e%2e', '%00', '%ZZ', '0', '-1', '1', '9007199254740993', '1e3', '0x1f', ' 1'),
+);
 const path = fc.oneof(
   fc.constantFrom('/v1/pets', '/v1/pets/', '/v1/pets/1', '/v1/pets/2', '/v1/openapi.json', '/v1', '/'),
   segment.map((s) => `/v1/pets/${s}`),
   fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
 );
-const queryValue = fc.oneof(hostileString.map(percentEncode), hostileNumber.map(String), fc.constantFrom('', '20', '100', '101', 'available', 'sold'));
+const queryValue = fc.oneof(
+  hostileString.map(percentEncode),
+  hostileNumber.map(String),
+  fc.constantFrom('', '20', '100', '101', 'available', 'sold'),
+);
 const query = fc
-  .array(fc.tuple(fc.constantFrom('limit', 'status', 'limit', 'status', 'offset', 'petId', '__proto__', 'constructor'), queryValue), { maxLength: 4 })
+  .array(fc.tuple(fc.constantFrom('limit', 'status', 'limit', 'status', 'offset', 'petId', '__proto__', 'constructor'), queryValue), {
+    maxLength: 4,
+  })
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}` : ''));
 const headerText = fc.string({ unit: fc.constantFrom(...'abcXYZ019 -_.,;=/"\'()[]{}~!@#$%^&*+:?'.split('')), maxLength: 80 });
 const authorization = fc.oneof(
@@ -99,7 +132,16 @@ const authorization = fc.oneof(
   fc.constant([`Bearer ${API_KEY}`, 'Bearer wrong-wrong-wrong-wrong'] as string[]),
 );
 const contentType = fc.oneof(
-  fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1'),
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/json; charset=latin1',
+  ),
   fc.constant(undefined),
   headerText,
   fc.constant(['application/json', 'text/plain'] as string[]),
@@ -147,7 +189,12 @@ describe('fuzzing the REST surface', () => {
         }
       }),
       // endOnFailure: report the first counterexample as found; shrinking long bodies takes minutes.
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 2_500), endOnFailure: true, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31), verbose: 1 },
+      {
+        numRuns: Number(process.env.FUZZ_RUNS ?? 2_500),
+        endOnFailure: true,
+        seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31),
+        verbose: 1,
+      },
     );
     expect(requests).toBeGreaterThanOrEqual(2_500);
 

@@ -29,11 +29,18 @@ const badAuthorizations: Array<[string, string | undefined]> = [
   ['comma-joined tokens', `Bearer ${API_KEY},${OTHER_API_KEY}`],
 ];
 
-const operations = () => [
-  ['listPets', () => ({ path: '/v1/pets', init: {} })],
-  ['createPet', () => ({ path: '/v1/pets', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Mallory","categoryId":1}' } })],
-  ['getPet', () => ({ path: `/v1/pets/${petId}`, init: {} })],
-] as const;
+const operations = () =>
+  [
+    ['listPets', () => ({ path: '/v1/pets', init: {} })],
+    [
+      'createPet',
+      () => ({
+        path: '/v1/pets',
+        init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Mallory","categoryId":1}' },
+      }),
+    ],
+    ['getPet', () => ({ path: `/v1/pets/${petId}`, init: {} })],
+  ] as const;
 
 describe('REST: missing, malformed or wrong keys get 401 and no data', () => {
   for (const [operation, build] of operations()) {
@@ -51,12 +58,20 @@ describe('REST: missing, malformed or wrong keys get 401 and no data', () => {
 
   it('an unauthenticated create writes nothing', async () => {
     const before = await server.database.prisma.pet.count();
-    await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Mallory","categoryId":1}' });
+    await fetch(`${server.baseUrl}/v1/pets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name":"Mallory","categoryId":1}',
+    });
     expect(await server.database.prisma.pet.count()).toBe(before);
   });
 
   it('401 comes before input validation: a bad body without a key says nothing about the body', async () => {
-    const response = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    const response = await fetch(`${server.baseUrl}/v1/pets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    });
     await expectError(response, 401, 'UNAUTHORIZED');
   });
 });

@@ -31,7 +31,7 @@ describe('POST /v1/pets (createPet)', () => {
   });
 
   it('keeps names exactly as sent: unicode, inner and outer spaces, 100 characters', async () => {
-    for (const name of ['Ünïcödé 🐕', '  spaced  out ', 'x'.repeat(100), "O'Brien \"quoted\" <b>"]) {
+    for (const name of ['Ünïcödé 🐕', '  spaced  out ', 'x'.repeat(100), 'O\'Brien "quoted" <b>']) {
       const response = await server.post('/v1/pets', { name, categoryId: 1 });
       expect(response.status).toBe(201);
       expect((await json(response)).name).toBe(name);
@@ -47,9 +47,13 @@ describe('POST /v1/pets (createPet)', () => {
   });
 
   it('accepts a JSON content type with parameters', async () => {
-    const response = await server.post('/v1/pets', { name: 'Charset', categoryId: 1 }, {
-      'content-type': 'application/json; charset=utf-8',
-    });
+    const response = await server.post(
+      '/v1/pets',
+      { name: 'Charset', categoryId: 1 },
+      {
+        'content-type': 'application/json; charset=utf-8',
+      },
+    );
     expect(response.status).toBe(201);
   });
 

@@ -117,6 +117,9 @@ describe('requests Node’s HTTP parser refuses', () => {
   it('oversized headers get 431 in the envelope', async () => {
     const answer = await rawSocket(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1\.1 431 /);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', status: 431 });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+      status: 431,
+    });
   });
 });

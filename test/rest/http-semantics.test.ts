@@ -96,7 +96,12 @@ describe('one percent-decoding rule for the whole path', () => {
   it('an encoded unreserved character is that character, in any segment', async () => {
     const pet = await json(server.request(`/v1/pets/${petId}`));
     const encodedId = [...String(petId)].map((digit) => `%3${digit}`).join('');
-    for (const path of [`/v1/pets/${encodedId}`, `/v1/%70ets/${petId}`, `/v1/p%65ts/${encodedId}`, `/v1/PETS/${petId}`.replace('PETS', '%70%65%74%73')]) {
+    for (const path of [
+      `/v1/pets/${encodedId}`,
+      `/v1/%70ets/${petId}`,
+      `/v1/p%65ts/${encodedId}`,
+      `/v1/PETS/${petId}`.replace('PETS', '%70%65%74%73'),
+    ]) {
       const response = await server.request(path);
       expect(response.status, path).toBe(200);
       expect(await response.json()).toEqual(pet);

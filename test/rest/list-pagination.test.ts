@@ -33,7 +33,9 @@ async function create(i: number): Promise<PetBody> {
 
 beforeAll(async () => {
   server = await startTestServer();
-  trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${server.baseUrl}/trpc`, headers: { authorization: `Bearer ${API_KEY}` } })] });
+  trpc = createTRPCClient<AppRouter>({
+    links: [httpLink({ url: `${server.baseUrl}/trpc`, headers: { authorization: `Bearer ${API_KEY}` } })],
+  });
   for (let i = 0; i < INVENTORY; i++) await create(i);
 });
 afterAll(() => server.close());
@@ -54,7 +56,7 @@ function nextLink(response: Response): string | null {
 async function walkRest(path: string, between: () => Promise<void> = async () => {}): Promise<{ ids: number[]; pages: number[] }> {
   const ids: number[] = [];
   const pages: number[] = [];
-  for (let next: string | null = path; next !== null; ) {
+  for (let next: string | null = path; next !== null;) {
     const response = await server.request(next);
     expect(response.status).toBe(200);
     const page = (await json(response)) as PetBody[];
@@ -79,7 +81,10 @@ describe('listPets with after (REST)', () => {
 
   it.each(STATUSES)('walks the pets with status=%s the same way', async (status) => {
     const { ids } = await walkRest(`/v1/pets?status=${status}&limit=9`);
-    const expected = created.slice(0, INVENTORY).filter((pet) => pet.status === status).map((pet) => pet.id);
+    const expected = created
+      .slice(0, INVENTORY)
+      .filter((pet) => pet.status === status)
+      .map((pet) => pet.id);
     expect(expected.length).toBeGreaterThan(80);
     expect(ids).toEqual(expected);
   });
@@ -178,7 +183,10 @@ describe('listPets with after (tRPC)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('link')).toBeNull();
     for (const after of [0, 1.5, '7', -3]) {
-      const error = await trpc.pets.list.query({ after: after as number }).then(() => null, (cause: unknown) => cause);
+      const error = await trpc.pets.list.query({ after: after as number }).then(
+        () => null,
+        (cause: unknown) => cause,
+      );
       expect(error).toBeInstanceOf(TRPCClientError);
       expect((error as TRPCClientError<AppRouter>).data?.code).toBe('BAD_REQUEST');
     }

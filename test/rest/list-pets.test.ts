@@ -48,7 +48,10 @@ describe('GET /v1/pets (listPets)', () => {
     expect(pets.length).toBeGreaterThan(0);
     expect(pets.every((pet) => pet.status === status)).toBe(true);
     expect(pets.map((pet) => pet.name)).toEqual(
-      Array.from({ length: 130 }, (_, i) => i).filter((i) => statuses[i % 3] === status).slice(0, 100).map((i) => `pet-${i}`),
+      Array.from({ length: 130 }, (_, i) => i)
+        .filter((i) => statuses[i % 3] === status)
+        .slice(0, 100)
+        .map((i) => `pet-${i}`),
     );
   });
 
@@ -85,7 +88,7 @@ describe('GET /v1/pets (listPets)', () => {
     await expectError(await server.request(`/v1/pets?status=${value}`), 400, 'BAD_REQUEST', /status/);
   });
 
-  it("status filter and limit are served by an index, not a scan of the table (pages: list-pagination.test.ts)", async () => {
+  it('status filter and limit are served by an index, not a scan of the table (pages: list-pagination.test.ts)', async () => {
     // A table of its own, large and skewed enough that a planner that weighs costs (PostgreSQL's)
     // prefers the index for real: 4,900 available pets and 100 sold ones, with statistics.
     const big = await startTestServer();

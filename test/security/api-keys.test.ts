@@ -21,7 +21,7 @@ const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-keys-'));
 const file = join(dir, 'keys.db');
 const env = { ...process.env, DATABASE_URL: `file:${file}`, NODE_ENV: 'test' };
-const KEYS_CLI = join(ROOT, 'src', 'auth', 'keys-cli.ts');
+const KEYS_CLI = join(ROOT, 'src', 'cli', 'keys.ts');
 
 function keys(...args: string[]) {
   return run(TSX, [KEYS_CLI, ...args], { env, cwd: ROOT });
@@ -107,7 +107,10 @@ describe('npm run keys', () => {
   });
 
   it('refuses a second key with the same name', async () => {
-    await expect(keys('create', '--name', 'billing-app')).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/exists already/) });
+    await expect(keys('create', '--name', 'billing-app')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/exists already/),
+    });
   });
 
   it('revoke: the key gets 401 on its next request, on every instance and both surfaces, with no restart', async () => {
@@ -115,7 +118,9 @@ describe('npm run keys', () => {
     for (const { baseUrl } of [first, second]) {
       const response = await get(baseUrl, key);
       expect(response.status).toBe(401);
-      const client = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${baseUrl}/trpc`, headers: { authorization: `Bearer ${key}` } })] });
+      const client = createTRPCClient<AppRouter>({
+        links: [httpLink({ url: `${baseUrl}/trpc`, headers: { authorization: `Bearer ${key}` } })],
+      });
       const error = await client.pets.list.query().catch((cause: unknown) => cause);
       expect(error).toBeInstanceOf(TRPCClientError);
       expect((error as TRPCClientError<AppRouter>).data?.code).toBe('UNAUTHORIZED');

@@ -36,7 +36,12 @@ describe('Idempotency-Key on createPet', () => {
   it('the same key with a different body → 422 in the envelope, nothing created', async () => {
     server = await startTestServer();
     await server.post('/v1/pets', rex, { 'idempotency-key': 'order-2' });
-    await expectError(await server.post('/v1/pets', { ...rex, name: 'Max' }, { 'idempotency-key': 'order-2' }), 422, 'UNPROCESSABLE_CONTENT', /Idempotency-Key/);
+    await expectError(
+      await server.post('/v1/pets', { ...rex, name: 'Max' }, { 'idempotency-key': 'order-2' }),
+      422,
+      'UNPROCESSABLE_CONTENT',
+      /Idempotency-Key/,
+    );
     expect(await server.database.prisma.pet.count()).toBe(1);
   });
 
@@ -58,7 +63,9 @@ describe('Idempotency-Key on createPet', () => {
     const keyed = Array.from({ length: 60 }, (_, i) =>
       server!.post('/v1/pets', i % 2 ? rex : { ...rex, name: `other-${i}` }, { 'idempotency-key': 'taken' }),
     );
-    const fresh = Array.from({ length: 20 }, (_, i) => server!.post('/v1/pets', { name: `fresh-${i}`, categoryId: 3 }, { 'idempotency-key': `fresh-${i}` }));
+    const fresh = Array.from({ length: 20 }, (_, i) =>
+      server!.post('/v1/pets', { name: `fresh-${i}`, categoryId: 3 }, { 'idempotency-key': `fresh-${i}` }),
+    );
     const plainResponses = await Promise.all(plain);
     const keyedResponses = await Promise.all(keyed);
     const freshResponses = await Promise.all(fresh);

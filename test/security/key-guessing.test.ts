@@ -85,17 +85,20 @@ describe('the client address', () => {
   it.each([
     ['the proxies by address', ['127.0.0.1']],
     ['a hop count', 1],
-  ] as const)('TRUST_PROXY naming %s: the right-most untrusted address counts, whatever the client writes before it', async (_, trustProxy) => {
-    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: trustProxy as never });
-    // The client writes a new left-most address each time; the proxy (127.0.0.1) appended the real one.
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(`198.51.100.${i}, 203.0.113.7`, i) })).status);
-    }
-    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
-    // Another client (behind the same proxy) is not locked out by the first one's guesses.
-    expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('203.0.113.7, 203.0.113.8', 9) })).status).toBe(401);
-  });
+  ] as const)(
+    'TRUST_PROXY naming %s: the right-most untrusted address counts, whatever the client writes before it',
+    async (_, trustProxy) => {
+      const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: trustProxy as never });
+      // The client writes a new left-most address each time; the proxy (127.0.0.1) appended the real one.
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(`198.51.100.${i}, 203.0.113.7`, i) })).status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+      // Another client (behind the same proxy) is not locked out by the first one's guesses.
+      expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('203.0.113.7, 203.0.113.8', 9) })).status).toBe(401);
+    },
+  );
 
   it('without TRUST_PROXY, X-Forwarded-For is ignored: it cannot get anyone else locked out', async () => {
     const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 2 });

@@ -29,7 +29,11 @@ const badToken = fc.oneof(
     const changed = key.slice(0, i) + c + key.slice(i + 1);
     return changed === key ? `${key}${c}` : changed;
   }),
-  fc.tuple(fc.constantFrom(...valid), fc.nat()).map(([key, n]) => () => key.slice(0, n % key.length)),
+  fc.tuple(fc.constantFrom(...valid), fc.nat()).map(
+    ([key, n]) =>
+      () =>
+        key.slice(0, n % key.length),
+  ),
   fc.constantFrom(...valid).map((key) => () => key.toUpperCase()),
   fc.constantFrom(...valid).map((key) => () => `${key}=`),
   fc.string({ unit: fc.constantFrom(...'abcdefXYZ0123456789-._~+/='.split('')), maxLength: 64 }).map((t) => () => t),
@@ -47,11 +51,23 @@ const authorization = fc.oneof(
 const operation = fc.constantFrom(
   { label: 'REST listPets', path: () => '/v1/pets?limit=100', init: {} },
   { label: 'REST getPet', path: () => `/v1/pets/${petId}`, init: {} },
-  { label: 'REST createPet', path: () => '/v1/pets', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Intruder","categoryId":1}' } },
+  {
+    label: 'REST createPet',
+    path: () => '/v1/pets',
+    init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Intruder","categoryId":1}' },
+  },
   { label: 'tRPC pets.list', path: () => '/trpc/pets.list', init: {} },
   { label: 'tRPC pets.get', path: () => `/trpc/pets.get?input=${encodeURIComponent(JSON.stringify({ petId }))}`, init: {} },
-  { label: 'tRPC batch', path: () => `/trpc/pets.list,pets.get?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: {}, 1: { petId } }))}`, init: {} },
-  { label: 'tRPC pets.create', path: () => '/trpc/pets.create', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Intruder","categoryId":1}' } },
+  {
+    label: 'tRPC batch',
+    path: () => `/trpc/pets.list,pets.get?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: {}, 1: { petId } }))}`,
+    init: {},
+  },
+  {
+    label: 'tRPC pets.create',
+    path: () => '/trpc/pets.create',
+    init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Intruder","categoryId":1}' },
+  },
 );
 
 describe('without a valid key', () => {

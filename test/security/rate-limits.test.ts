@@ -81,7 +81,11 @@ describe('failed authentication per client address', () => {
   it('after the limit, 429 with Retry-After, on both surfaces, and even a valid key is not checked', async () => {
     server = await startTestServer({ config: { authFailuresPerMinute: 3 } });
     for (let i = 0; i < 3; i++) {
-      await expectError(await server.request('/v1/pets', { headers: { authorization: `Bearer guess-${i}-aaaaaaaaaaaaaaaa` } }), 401, 'UNAUTHORIZED');
+      await expectError(
+        await server.request('/v1/pets', { headers: { authorization: `Bearer guess-${i}-aaaaaaaaaaaaaaaa` } }),
+        401,
+        'UNAUTHORIZED',
+      );
     }
     const refused = await server.request('/v1/pets', { headers: { authorization: 'Bearer guess-4-aaaaaaaaaaaaaaaa' } });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -90,7 +94,9 @@ describe('failed authentication per client address', () => {
     // A right guess from this address now would tell the guesser nothing: it is not checked.
     await expectError(await server.request('/v1/pets'), 429, 'TOO_MANY_REQUESTS');
 
-    const error = await trpcClient(server.baseUrl, API_KEY).pets.list.query().catch((cause: unknown) => cause);
+    const error = await trpcClient(server.baseUrl, API_KEY)
+      .pets.list.query()
+      .catch((cause: unknown) => cause);
     expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'TOO_MANY_REQUESTS', httpStatus: 429 });
   });
 
@@ -104,7 +110,7 @@ describe('failed authentication per client address', () => {
 });
 
 describe('the fixed window (in memory)', () => {
-  it('starts with a key\'s first request, counts it for windowMs, then starts afresh', () => {
+  it("starts with a key's first request, counts it for windowMs, then starts afresh", () => {
     let now = 1_000_000;
     const limiter = new FixedWindowLimiter(2, 60_000, () => now);
     expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });

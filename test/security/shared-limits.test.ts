@@ -25,7 +25,9 @@ const uniqueKey = () => `shared-${randomBytes(12).toString('hex')}`;
 const uniqueAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
 
 async function startInstances(count: number, env: Record<string, string>): Promise<ServiceProcess[]> {
-  const starts = await Promise.allSettled(Array.from({ length: count }, () => startServiceProcess({ LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', ...env })));
+  const starts = await Promise.allSettled(
+    Array.from({ length: count }, () => startServiceProcess({ LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', ...env })),
+  );
   running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
   for (const start of starts) if (start.status === 'rejected') throw start.reason;
   return running;
@@ -43,14 +45,22 @@ describe('two instances on one PostgreSQL database and one Redis', () => {
     releaseRedis = redis.release;
     database = await createTestDatabase('postgresql');
     const key = uniqueKey();
-    const instances = await startInstances(2, { DATABASE_URL: database.url, API_KEYS: key, RATE_LIMIT_PER_MINUTE: '40', REDIS_URL: redis.url });
+    const instances = await startInstances(2, {
+      DATABASE_URL: database.url,
+      API_KEYS: key,
+      RATE_LIMIT_PER_MINUTE: '40',
+      REDIS_URL: redis.url,
+    });
     const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': uniqueAddress() };
 
     const answers = await Promise.all(
       Array.from({ length: 100 }, (_, i) => get(instances[i % 2]!.baseUrl, i % 3 ? '/v1/pets?limit=1' : '/trpc/pets.list', headers)),
     );
     const warnings = instances.flatMap((instance) => instance.logs.filter((entry) => Number(entry.level) >= 40));
-    expect(answers.filter((answer) => answer.status === 200), JSON.stringify(warnings)).toHaveLength(40);
+    expect(
+      answers.filter((answer) => answer.status === 200),
+      JSON.stringify(warnings),
+    ).toHaveLength(40);
     const refused = answers.filter((answer) => answer.status !== 200);
     expect(refused).toHaveLength(60);
     for (const answer of refused) {
@@ -64,7 +74,12 @@ describe('two instances on one PostgreSQL database and one Redis', () => {
     const redis = await testRedis();
     releaseRedis = redis.release;
     database = await createTestDatabase('postgresql');
-    const instances = await startInstances(2, { DATABASE_URL: database.url, API_KEYS: uniqueKey(), AUTH_FAILURES_PER_MINUTE: '10', REDIS_URL: redis.url });
+    const instances = await startInstances(2, {
+      DATABASE_URL: database.url,
+      API_KEYS: uniqueKey(),
+      AUTH_FAILURES_PER_MINUTE: '10',
+      REDIS_URL: redis.url,
+    });
     const address = uniqueAddress();
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -83,46 +98,55 @@ describe('Redis stopping under load', () => {
     redis = undefined;
   });
 
-  it('fails open to per-instance counts: every request answered, the limit still held by the instance, logged both ways', { timeout: 120_000 }, async () => {
-    redis = await startPrivateRedis();
-    database = await createTestDatabase('sqlite');
-    const key = uniqueKey();
-    const [instance] = await startInstances(1, { DATABASE_URL: database.url, API_KEYS: key, RATE_LIMIT_PER_MINUTE: '30', REDIS_URL: redis.url });
-    const headers = { authorization: `Bearer ${key}` };
-    const load = async (count: number) => {
-      const statuses: number[] = [];
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 6 }, async () => {
-          while (next++ < count) statuses.push((await get(instance!.baseUrl, '/v1/pets?limit=1', headers)).status);
-        }),
-      );
-      return statuses;
-    };
+  it(
+    'fails open to per-instance counts: every request answered, the limit still held by the instance, logged both ways',
+    { timeout: 120_000 },
+    async () => {
+      redis = await startPrivateRedis();
+      database = await createTestDatabase('sqlite');
+      const key = uniqueKey();
+      const [instance] = await startInstances(1, {
+        DATABASE_URL: database.url,
+        API_KEYS: key,
+        RATE_LIMIT_PER_MINUTE: '30',
+        REDIS_URL: redis.url,
+      });
+      const headers = { authorization: `Bearer ${key}` };
+      const load = async (count: number) => {
+        const statuses: number[] = [];
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            while (next++ < count) statuses.push((await get(instance!.baseUrl, '/v1/pets?limit=1', headers)).status);
+          }),
+        );
+        return statuses;
+      };
 
-    // 20 of the key's 30 counted in Redis; then Redis stops in the middle of the next burst.
-    expect(await load(20)).toEqual(Array(20).fill(200));
-    const during = load(60);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await redis.stop();
-    const statuses = await during;
+      // 20 of the key's 30 counted in Redis; then Redis stops in the middle of the next burst.
+      expect(await load(20)).toEqual(Array(20).fill(200));
+      const during = load(60);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await redis.stop();
+      const statuses = await during;
 
-    // Every request answered (no 5xx, no hang); the instance counts alone now, so the key has
-    // its 30 again here, and no more.
-    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
-    const served = statuses.filter((status) => status === 200).length;
-    expect(served).toBeGreaterThanOrEqual(10);
-    expect(served).toBeLessThanOrEqual(40);
-    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
-    expect(instance!.logs.some((entry) => entry.level === 40 && /Redis is not answering/.test(String(entry.msg)))).toBe(true);
+      // Every request answered (no 5xx, no hang); the instance counts alone now, so the key has
+      // its 30 again here, and no more.
+      expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+      const served = statuses.filter((status) => status === 200).length;
+      expect(served).toBeGreaterThanOrEqual(10);
+      expect(served).toBeLessThanOrEqual(40);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+      expect(instance!.logs.some((entry) => entry.level === 40 && /Redis is not answering/.test(String(entry.msg)))).toBe(true);
 
-    // Redis back (empty: it keeps nothing on disk): the instance shares counts through it again.
-    await redis.start();
-    const deadline = Date.now() + 15_000;
-    while (!instance!.logs.some((entry) => /Redis answers again/.test(String(entry.msg))) && Date.now() < deadline) {
-      await get(instance!.baseUrl, '/v1/pets?limit=1', headers);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(instance!.logs.some((entry) => entry.level === 30 && /Redis answers again/.test(String(entry.msg)))).toBe(true);
-  });
+      // Redis back (empty: it keeps nothing on disk): the instance shares counts through it again.
+      await redis.start();
+      const deadline = Date.now() + 15_000;
+      while (!instance!.logs.some((entry) => /Redis answers again/.test(String(entry.msg))) && Date.now() < deadline) {
+        await get(instance!.baseUrl, '/v1/pets?limit=1', headers);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(instance!.logs.some((entry) => entry.level === 30 && /Redis answers again/.test(String(entry.msg)))).toBe(true);
+    },
+  );
 });

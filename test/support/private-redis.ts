@@ -39,7 +39,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
         running.add(server);
         let output = '';
         const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
-        server.stdout!.on('data', (chunk: Buffer) => {
+        server.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           if (/Ready to accept connections/i.test(output)) {
             clearTimeout(timer);

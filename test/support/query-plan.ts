@@ -37,7 +37,10 @@ export async function listQueryPlan(
   const listStatement = status ? PET_STATEMENTS.listByStatus : PET_STATEMENTS.list;
   const values = status ? [status, after, limit] : [after, limit];
   if (database.provider === 'sqlite') {
-    const rows = (await database.prisma.$queryRawUnsafe(`EXPLAIN QUERY PLAN ${textFor('sqlite', listStatement)}`, ...values)) as Array<{ detail: string }>;
+    const rows = await database.prisma.$queryRawUnsafe<Array<{ detail: string }>>(
+      `EXPLAIN QUERY PLAN ${textFor('sqlite', listStatement)}`,
+      ...values,
+    );
     const detail = rows.map((row) => row.detail).join(' | ');
     return {
       indexes: [...detail.matchAll(/USING (?:COVERING |INTEGER PRIMARY KEY )?INDEX (\w+)/g)].map((match) => match[1]!),
@@ -50,8 +53,14 @@ export async function listQueryPlan(
   // On one connection: the service's own prepared statement (run once there, so that it exists
   // under its name), then EXPLAIN EXECUTE of it with the plan cache mode asked for.
   const literals = values.map((value) => (typeof value === 'string' ? `'${value}'` : String(value))).join(', ');
-  const explain = statement(`explain_${generic ? 'generic' : 'custom'}_${listStatement.name}_${literals.replace(/\W/g, '_')}`, `EXPLAIN (FORMAT JSON) EXECUTE ${listStatement.name}(${literals})`);
-  const mode = statement(`plan_cache_mode_${generic ? 'generic' : 'custom'}`, `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
+  const explain = statement(
+    `explain_${generic ? 'generic' : 'custom'}_${listStatement.name}_${literals.replace(/\W/g, '_')}`,
+    `EXPLAIN (FORMAT JSON) EXECUTE ${listStatement.name}(${literals})`,
+  );
+  const mode = statement(
+    `plan_cache_mode_${generic ? 'generic' : 'custom'}`,
+    `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`,
+  );
   const rows = await database.sql.transaction(async (session) => {
     await session.query(listStatement, values);
     await session.query(mode, []);

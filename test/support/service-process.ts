@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 /** The process entry: checks the Node line, then runs src/main.ts. */
-export const MAIN = join(ROOT, 'src', 'start.ts');
+const MAIN = join(ROOT, 'src', 'start.ts');
 /**
  * The source run in ONE process, tsx as a loader: the `tsx` command would put a wrapper process
  * in front, which relays signals and, under load, sometimes exits on SIGTERM by itself (143)
@@ -49,10 +49,14 @@ process.once('exit', () => {
 export function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const { DATABASE_URL: _u, API_KEYS: _k, NODE_ENV: _n, PORT: _p, LOG_LEVEL: _l, TEST_DATABASE: _t, ...inherited } = process.env;
   const [program, ...args] = options.command ?? [process.execPath, ...(options.nodeOptions ?? []), ...FROM_SOURCE.slice(1)];
-  const child = spawn(program, args, { cwd: options.cwd ?? ROOT, env: { ...inherited, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(program, args, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...inherited, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   running.add(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
@@ -70,7 +74,7 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
       child.kill('SIGKILL');
       reject(new Error(`no start within 30 s: ${stderr} ${JSON.stringify(logs)}`));
     }, 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       let newline: number;
       while ((newline = buffer.indexOf('\n')) >= 0) {

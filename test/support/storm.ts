@@ -2,12 +2,10 @@
 // refused connection and a failed request can be told apart. 127.0.0.1 only; it stops by itself.
 import { request } from 'node:http';
 
-export type Outcome =
-  | { name: string; status: number; body: string; replayed: boolean }
-  | { name: string; error: string };
+export type Outcome = { name: string; status: number; body: string; replayed: boolean } | { name: string; error: string };
 
 /** One POST /v1/pets with a fresh connection. */
-export function createPet(baseUrl: string, apiKey: string, name: string, headers: Record<string, string> = {}): Promise<Outcome> {
+function createPet(baseUrl: string, apiKey: string, name: string, headers: Record<string, string> = {}): Promise<Outcome> {
   const url = new URL('/v1/pets', baseUrl);
   const body = JSON.stringify({ name, categoryId: 1 });
   return new Promise((resolve) => {
@@ -18,12 +16,19 @@ export function createPet(baseUrl: string, apiKey: string, name: string, headers
         path: url.pathname,
         method: 'POST',
         agent: false,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...headers,
+        },
       },
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ name, status: res.statusCode!, body: text, replayed: res.headers['idempotent-replayed'] === 'true' }));
+        res.on('end', () =>
+          resolve({ name, status: res.statusCode!, body: text, replayed: res.headers['idempotent-replayed'] === 'true' }),
+        );
         res.on('error', (error: NodeJS.ErrnoException) => resolve({ name, error: error.code ?? error.message }));
       },
     );

@@ -20,10 +20,10 @@ function providerFromEnv(value = 'sqlite'): Provider {
 }
 
 /** The provider this run's behaviour suites use (`sqlite` unless the vitest project says otherwise). */
-export const TEST_PROVIDER: Provider = providerFromEnv(process.env.TEST_DATABASE);
+const TEST_PROVIDER: Provider = providerFromEnv(process.env.TEST_DATABASE);
 
 /** The server to create test databases on, from test/global-setup.ts. */
-export const TEST_POSTGRES_URL = inject('postgresServerUrl');
+const TEST_POSTGRES_URL = inject('postgresServerUrl');
 
 const HOW_TO_START_POSTGRES =
   'Unset TEST_POSTGRES_URL to have `npm test` start a PostgreSQL of its own, or point it at a running server ' +
@@ -37,7 +37,7 @@ export interface TestDatabase {
 }
 
 /** Runs one statement on the admin database of `serverUrl`, failing loudly when no server answers. */
-export async function onPostgresServer(sql: string, serverUrl = TEST_POSTGRES_URL): Promise<void> {
+async function onPostgresServer(sql: string, serverUrl = TEST_POSTGRES_URL): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
   try {
     await client.connect();
@@ -52,7 +52,7 @@ export async function onPostgresServer(sql: string, serverUrl = TEST_POSTGRES_UR
 }
 
 /** The URL of database `name` on the server `serverUrl` points at. */
-export function postgresDatabaseUrl(name: string, serverUrl = TEST_POSTGRES_URL): string {
+function postgresDatabaseUrl(name: string, serverUrl = TEST_POSTGRES_URL): string {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.href;

@@ -87,7 +87,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 /** The JSON body of a response, typed loosely: tests check its shape with expect(). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests assert the exact shape of each JSON answer (eslint.config.js)
 export async function json(response: Response | Promise<Response>): Promise<any> {
   return (await response).json();
 }

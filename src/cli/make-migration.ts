@@ -1,9 +1,9 @@
 // `npm run db:migration -- <name>`: after a change to prisma/models.prisma, rewrites each
 // provider's schema from it and writes each provider's next migration, offline.
-import { createMigration } from './migrations.js';
-import { offlineDiffAdapter } from './offline-diff-adapters.js';
-import { writeProviderSchemas } from './provider-schemas.js';
-import { PROVIDERS, schemaLayout } from './providers.js';
+import { createMigration } from '../db/migrations.js';
+import { offlineDiffAdapter } from '../db/offline-diff-adapters.js';
+import { writeProviderSchemas } from '../db/provider-schemas.js';
+import { PROVIDERS, schemaLayout } from '../db/providers.js';
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {

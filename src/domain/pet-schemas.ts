@@ -1,19 +1,19 @@
 // The pet records of the contract (spec section 2) as zod schemas. They validate procedure input
 // and output on both surfaces and are the source of the OpenAPI document's components.
 import { z } from 'zod';
-import { int64Id } from '../api/int64.js';
-import { expected, integerMessages } from '../api/validation-messages.js';
+import { int64Id } from './int64.js';
+import { expected, integerMessages } from './validation-messages.js';
 
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
 /** A new pet is `available` unless the request says otherwise (the spec leaves the default open). */
 export const DEFAULT_PET_STATUS = 'available' satisfies PetStatus;
 
 /** The page size of `listPets` when `limit` is omitted, and its bounds (spec section 8). */
-export const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
+const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
 
 /** Names are 1 to 100 characters (the spec sets no limit; README "Decisions"). */
-export const NAME_MAX_LENGTH = 100;
+const NAME_MAX_LENGTH = 100;
 
 export const PetStatus = z
   .enum(PET_STATUSES, { error: `must be one of ${PET_STATUSES.join(', ')}` })
@@ -37,7 +37,7 @@ function nameProblem(input: unknown): string {
   return 'must not be blank';
 }
 
-export const PetName = z
+const PetName = z
   .string({ error: expected('a string') })
   .min(1, 'must not be empty')
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)

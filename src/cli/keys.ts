@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { migrateDatabase, openDatabase } from '../db/database.js';
-import { createApiKeyStore, DuplicateKeyNameError } from './api-key-store.js';
+import { createApiKeyStore, DuplicateKeyNameError } from '../auth/api-key-store.js';
 
 const USAGE = 'usage: npm run keys -- create --name <name> | list | revoke --name <name>';
 const NAME = /^[\w.-]{1,64}$/;

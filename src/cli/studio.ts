@@ -9,15 +9,18 @@ import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.js';
-import { migrateDatabase } from './database.js';
-import { PROJECT_ROOT, providerOf, sqliteFilePath } from './providers.js';
+import { migrateDatabase } from '../db/database.js';
+import { PROJECT_ROOT, providerOf, sqliteFilePath } from '../db/providers.js';
 
 /** Prisma's own documented example port: where `npm run studio` always opens unless told otherwise. */
 export const STUDIO_DEFAULT_PORT = 5555;
 
 const userArgs = process.argv.slice(2);
 const has = (...flags: string[]) => userArgs.some((arg) => flags.includes(arg.split('=')[0]!));
-const defaults = [...(has('--port', '-p') ? [] : ['--port', String(STUDIO_DEFAULT_PORT)]), ...(has('--browser', '-b') ? [] : ['--browser', 'none'])];
+const defaults = [
+  ...(has('--port', '-p') ? [] : ['--port', String(STUDIO_DEFAULT_PORT)]),
+  ...(has('--browser', '-b') ? [] : ['--browser', 'none']),
+];
 
 const { databaseUrl } = loadConfig();
 await migrateDatabase(databaseUrl); // so that Studio shows the tables even before the first start

@@ -4,8 +4,8 @@
 // It migrates first, like npm start: a no-op on an up-to-date database, so it works beside a
 // running `npm run dev` too.
 import { loadConfig } from '../config.js';
-import { migrateDatabase, openDatabase } from './database.js';
-import { SAMPLE_PETS, seedDatabase } from './seed.js';
+import { migrateDatabase, openDatabase } from '../db/database.js';
+import { SAMPLE_PETS, seedDatabase } from '../db/seed.js';
 
 const config = loadConfig();
 await migrateDatabase(config.databaseUrl);

@@ -2,10 +2,10 @@
 // from their `openapi` metadata (spec section 4).
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { callerOf, protectedProcedure, router } from '../api/trpc.js';
+import { callerOf, protectedProcedure, router } from './trpc.js';
 import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
-import { createPetRepository } from './pet-repository.js';
-import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from './pet-schemas.js';
+import { createPetRepository } from '../pets/pet-repository.js';
+import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from '../domain/pet-schemas.js';
 
 const TAGS = ['Pets'];
 
@@ -90,7 +90,7 @@ export const petsRouter = router({
         request: input,
         perform: (transaction) => createPetRepository(transaction).create(input),
       });
-      if (replayed) ctx.setHeaders({ 'idempotent-replayed': 'true' });
+      if (replayed) ctx.noteReplayed();
       return result;
     }),
 
@@ -108,8 +108,7 @@ export const petsRouter = router({
         operationId: 'getPet',
         tags: TAGS,
         summary: 'Get an animal (deprecated)',
-        description:
-          'Deprecated; removed on 5 December 2030. Use `GET /pets` (listPets) with the `status` filter instead.',
+        description: 'Deprecated; removed on 5 December 2030. Use `GET /pets` (listPets) with the `status` filter instead.',
         deprecated: true,
         errorResponses: {
           400: '`petId` is not an integer in 1 … 2^53 − 1.',

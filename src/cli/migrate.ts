@@ -1,7 +1,7 @@
 // `npm run db:migrate`: applies pending migrations to the database DATABASE_URL names (the same
 // step `npm start` runs first), offline.
 import { loadConfig } from '../config.js';
-import { migrateDatabase } from './database.js';
+import { migrateDatabase } from '../db/database.js';
 
 const { databaseUrl } = loadConfig();
 const applied = await migrateDatabase(databaseUrl);

@@ -10,11 +10,7 @@ const messages = integerMessages({ min: 1, max: Number.MAX_SAFE_INTEGER, maxLabe
 
 /** A positive identifier: an integer in 1 … 2^53 − 1, documented as int64. */
 export const int64Id = () =>
-  z
-    .int({ error: messages })
-    .min(1, { error: messages })
-    .max(Number.MAX_SAFE_INTEGER, { error: messages })
-    .meta({ format: 'int64' });
+  z.int({ error: messages }).min(1, { error: messages }).max(Number.MAX_SAFE_INTEGER, { error: messages }).meta({ format: 'int64' });
 
 /**
  * A 64-bit value read from the database (a bigint or number from SQLite, decimal text from

@@ -1,0 +1,130 @@
+// The shape of src/ (docs/architecture.md, "Layers"), checked by `npm run lint` (dependency-cruiser).
+// Folders are layers and imports only go down:
+//
+//   cli/                          command-line entries (npm run keys, db:*, studio, openapi:types)
+//   app.ts main.ts start.ts       the service: builds the Fastify app, listens, starts
+//   http/                         the surfaces (/trpc, /v1, health, metrics, docs)
+//   api/                          the procedures: tRPC init, context, routers
+//   pets/ auth/ idempotency/      data access and the services a request uses; none imports another
+//   limits/ observability/
+//   config.ts logger.ts           the settings (config.ts knows which DATABASE_URL is which: db/providers.ts)
+//   db/                           the database: connections, SQL, migrations, errors
+//   domain/ runtime/              pure rules: the pet schemas, int64, messages, deprecation; Node lines
+//
+// client/ is what ships to callers (package export ./client): procedures' types and request limits only.
+// Type-only imports count too (tsPreCompilationDeps): a cycle through types is still a cycle.
+
+/** Everything above a layer, as a path pattern. */
+const above = {
+  domain: '^src/(?!domain/)',
+  runtime: '^src/(?!runtime/)',
+  db: '^src/(?!db/|domain/)',
+  services: '^src/(api|http|cli|client)/|^src/(app|main|start)\\.ts$',
+  api: '^src/(http|cli|client)/|^src/(app|main|start)\\.ts$',
+  http: '^src/(cli|client)/|^src/(app|main|start)\\.ts$',
+  service: '^src/(cli|client)/',
+};
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles, between files or (through them) between folders.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment: "src/domain holds the contract's rules: zod schemas and plain TypeScript, no tRPC, Fastify or Prisma, nothing else of src/.",
+      from: { path: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', '^node_modules/zod/', '^node_modules/@zod/'] },
+    },
+    { name: 'runtime-is-alone', severity: 'error', from: { path: '^src/runtime/' }, to: { path: above.runtime } },
+    {
+      name: 'db-only-down',
+      severity: 'error',
+      comment: 'The database layer takes its settings as arguments; it imports only src/domain below it.',
+      from: { path: '^src/db/' },
+      to: { path: above.db },
+    },
+    {
+      name: 'config-only-down',
+      severity: 'error',
+      comment: 'The settings know which DATABASE_URL is which (db/providers.ts) and nothing else of src/; the logger reads them.',
+      from: { path: '^src/(config|logger)\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/db/providers\\.ts$', '^src/config\\.ts$'] },
+    },
+    {
+      name: 'services-only-down',
+      severity: 'error',
+      from: { path: '^src/(pets|auth|idempotency|limits|observability)/' },
+      to: { path: above.services },
+    },
+    {
+      name: 'services-apart',
+      severity: 'error',
+      comment: 'Each service folder stands alone; the procedures (api/) and src/app.ts put them together.',
+      from: { path: '^src/(pets|auth|idempotency|limits|observability)/' },
+      to: { path: '^src/(pets|auth|idempotency|limits|observability)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'services-below-config',
+      severity: 'error',
+      comment: 'Services may read settings types, but not the logger or the process entry.',
+      from: { path: '^src/(pets|auth|idempotency|limits|observability)/' },
+      to: { path: '^src/logger\\.ts$' },
+    },
+    { name: 'api-only-down', severity: 'error', from: { path: '^src/api/' }, to: { path: above.api } },
+    { name: 'http-only-down', severity: 'error', from: { path: '^src/http/' }, to: { path: above.http } },
+    {
+      name: 'service-entry-only-down',
+      severity: 'error',
+      from: { path: '^src/(app|main|start)\\.ts$' },
+      to: { path: above.service },
+    },
+    {
+      name: 'nothing-imports-cli',
+      severity: 'error',
+      comment: 'Command-line entries are the top: only tests may import them.',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'client-ships-alone',
+      severity: 'error',
+      comment:
+        "src/client is compiled into dist/client for callers: the router's types and the request limits, nothing that opens a database or runs a server.",
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: ['^src/client/', '^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
+    },
+    {
+      name: 'no-dev-dependencies-in-src',
+      severity: 'error',
+      comment: 'npm ci --omit=dev must run the service: only src/cli (openapi:types) may use a devDependency.',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { dependencyTypes: ['npm-dev'] },
+    },
+    {
+      name: 'no-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // Prisma's generated clients are not ours to shape.
+    exclude: { path: '^src/db/generated/' },
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+  },
+};
