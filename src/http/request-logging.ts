@@ -61,7 +61,7 @@ const TRACE = Symbol('traceContext');
 type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
 
 function log(method: LogFn, logger: FastifyBaseLogger, args: unknown[]): void {
-  method.apply(logger, args);
+  Reflect.apply(method, logger, args);
 }
 
 /**
