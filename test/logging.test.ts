@@ -101,6 +101,25 @@ describe('request logs', () => {
     expect(everything).not.toMatch(/authorization|bearer/i);
   });
 
+  it('redacts a key or an Authorization header wherever the logger is told of one', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    const secret = 'as-secret-0123456789abcdefghij';
+    logger.info({ authorization: `Bearer ${secret}` }, 'a');
+    logger.info({ headers: { authorization: `Bearer ${secret}` } }, 'b');
+    logger.info({ req: { headers: { authorization: `Bearer ${secret}`, host: 'h' } } }, 'c');
+    logger.info({ request: { headers: { authorization: `Bearer ${secret}` } } }, 'd');
+    logger.info({ apiKey: secret, apiKeys: [secret], key: secret }, 'e');
+    logger.info({ config: { apiKeys: [secret], port: 1 } }, 'f');
+    logger.error({ err: { message: 'm', config: { headers: { authorization: `Bearer ${secret}` } } } }, 'g');
+    expect(lines).toHaveLength(7);
+    for (const line of lines) {
+      expect(line).not.toContain(secret);
+      expect(line).toContain('[redacted]');
+    }
+    expect(JSON.parse(lines[2]!).req.headers.host).toBe('h'); // only the credential goes
+  });
+
   it('LOG_LEVEL above info leaves request lines out', () => {
     const quiet: string[] = [];
     const logger = createLogger({ logLevel: 'warn' }, { write: (line: string) => void quiet.push(line) });

@@ -39,8 +39,11 @@ export function digestOfHeader(header: string | undefined): string | null {
 export interface ApiKeyVerifier {
   /** The identity behind an `Authorization` header value, or null (missing, malformed, unknown, revoked). */
   authenticate(authorizationHeader: string | undefined): Promise<ApiKeyIdentity | null>;
-  /** The identity behind a key's digest (digestOfHeader), or null (unknown, revoked). */
-  authenticateDigest(digest: string): Promise<ApiKeyIdentity | null>;
+  /**
+   * The identity behind a key's digest (digestOfHeader), or null (unknown, revoked): at once for an
+   * API_KEYS key (or when no stored keys exist), later for one that must be looked up.
+   */
+  authenticateDigest(digest: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null>;
 }
 
 /** Where keys issued with `npm run keys` are found (the api_keys table: api-key-store.ts). */
@@ -60,17 +63,16 @@ export function createApiKeyVerifier(options: { envKeys: readonly string[]; stor
       return digest === null ? null : verifier.authenticateDigest(digest);
     },
 
-    async authenticateDigest(hash) {
+    authenticateDigest(hash) {
       const candidate = Buffer.from(hash, 'hex');
       // Every env key is compared, so the timing tells nothing of which one (if any) matched.
       let match: ApiKeyIdentity | null = null;
       for (const key of envKeys) {
         if (timingSafeEqual(candidate, key.digest)) match = key.identity;
       }
-      if (match) return match;
+      if (match || !options.store) return match;
       // Looked up by digest: no comparison against a secret happens in the database either.
-      const stored = await options.store?.findActiveByHash(hash);
-      return stored ? { keyId: `key-${stored.id}` } : null;
+      return options.store.findActiveByHash(hash).then((stored) => (stored ? { keyId: `key-${stored.id}` } : null));
     },
   };
   return verifier;

@@ -109,11 +109,31 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.decorateRequest('authRetryAfterSeconds', 0);
   app.decorateRequest('authFault', null);
 
-  app.addHook('onRequest', async (request) => {
+  // A callback-style hook: the common request (an API_KEYS key seen valid, limits in memory) is
+  // decided without a promise; anything that must wait goes through `check`.
+  app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
-    if (header === undefined || header.trim() === '') return; // nothing to check, nothing guessed
+    if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
     const address = clientLimitKey(request.ip);
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
+    if (digest !== null && knownValid.has(digest) && !checking.has(`${address} ${digest}`)) {
+      const standing = failureLimiter.peek(address);
+      if (!(standing instanceof Promise)) {
+        if (!standing.allowed) {
+          request.authRetryAfterSeconds = standing.resetSeconds;
+          return done();
+        }
+        const identity = verifier.authenticateDigest(digest);
+        if (identity !== null && !(identity instanceof Promise)) {
+          request.identity = identity;
+          return done();
+        }
+      }
+    }
+    check(request, address, digest).then(() => done(), done);
+  });
+
+  async function check(request: FastifyRequest, address: string, digest: string | null): Promise<void> {
     const inFlightKey = `${address} ${digest}`;
     const pending = digest === null ? undefined : checking.get(inFlightKey);
     if (digest !== null && !pending && knownValid.has(digest)) {
@@ -149,7 +169,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     } catch (error) {
       noteFault(request, error);
     }
-  });
+  }
 };
 
 /** A database fault while checking a key marks the request (503); anything else is a bug and propagates. */

@@ -70,8 +70,12 @@ function restRouteOf(request: FastifyRequest): RestRoute {
  * The path's `{parameters}` by our one decoding rule (`decodeUnreserved`), not Fastify's
  * `request.params`, which decode everything (`%2F` included).
  */
-function pathParams(route: RestRoute, url: string): Record<string, string> {
-  return { ...route.pattern.exec(decodeUnreserved(relativePath(url)))?.groups };
+function pathParams(route: RestRoute, request: FastifyRequest): Record<string, string> {
+  if (!route.path.includes('{')) return {};
+  const path = relativePath(request.url);
+  // Without a percent-encoding both rules read the same segments: Fastify's are already parsed.
+  if (!path.includes('%')) return request.params as Record<string, string>;
+  return { ...route.pattern.exec(decodeUnreserved(path))?.groups };
 }
 
 function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -99,7 +103,7 @@ function bodyProblem(body: unknown): string | null {
  */
 function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; problem: string | null } {
   if (BODY_METHODS.has(route.method)) return { input: request.body, problem: bodyProblem(request.body) };
-  const params = pathParams(route, request.url);
+  const params = pathParams(route, request);
   const query = request.query as Record<string, unknown>;
   const problem = strictParamProblem(route, params, query);
   return { input: problem === null ? restInput(route, params, query) : undefined, problem };
