@@ -7,8 +7,9 @@
 // Why not trpc-to-openapi's own handler: its per-request Fetch objects, router proxy and error body
 // (which we had to rewrite) cost about a third of a list request (docs/architecture.md, "Why REST
 // is not trpc-to-openapi's runtime plugin"). trpc-to-openapi still generates the document
-// (openapi-document.ts), and the procedures still run through tRPC (`callTRPCProcedure`), so their
-// middleware and input/output validation are exactly the tRPC surface's.
+// (openapi-document.ts), and the procedures still run through their tRPC middleware chain
+// (`trpcInternals(router).call`), so their middleware and input/output validation are exactly the
+// tRPC surface's.
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
 //   onRequest      404 for an empty path segment, deprecation headers, then 429 (too many wrong

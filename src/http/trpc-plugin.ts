@@ -229,14 +229,21 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   // unknown names stay out of it: they are the caller's text.
   // A call without a valid key is answered here, before its body is read, and its connection
   // closed (every procedure needs a key; the middleware refuses before it looks at the input).
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback-style hook: a call with a key passes on without a promise of its own.
+  const singlePatterns = new Map([...trpc.procedures.keys()].map((path) => [path, `${app.prefix}/${path}`]));
+  app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
-    if (path?.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
-    if (request.identity || path === undefined) return;
+    if (path !== undefined) {
+      const pattern = singlePatterns.get(path);
+      if (pattern !== undefined) request.routePattern = pattern;
+      else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
+    }
+    if (request.identity || path === undefined) return done();
     const procedure = directProcedure(request, path);
-    if (!procedure) return;
+    if (!procedure) return done();
     closeAfterRefusal(request, reply);
-    return answerDirectly(request, reply, procedure);
+    // Answered here: done() is not called, so the route handler does not run.
+    answerDirectly(request, reply, procedure).catch((error: Error) => done(error));
   });
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
