@@ -5,7 +5,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 
 /** Fields that would hold an API key or the Authorization header, at the places they can be logged. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'authorization',
   'headers.authorization',
   'req.headers.authorization',
