@@ -39,11 +39,13 @@ export function digestOfHeader(header: string | undefined): string | null {
 export interface ApiKeyVerifier {
   /** The identity behind an `Authorization` header value, or null (missing, malformed, unknown, revoked). */
   authenticate(authorizationHeader: string | undefined): Promise<ApiKeyIdentity | null>;
+  /** The identity behind a key's digest (digestOfHeader), or null (unknown, revoked). */
+  authenticateDigest(digest: string): Promise<ApiKeyIdentity | null>;
   /**
-   * The identity behind a key's digest (digestOfHeader), or null (unknown, revoked): at once for an
-   * API_KEYS key (or when no stored keys exist), later for one that must be looked up.
+   * The identity of the API_KEYS key with this digest, or null: the first step of
+   * authenticateDigest, answered at once (no lookup), for callers that avoid a promise when they can.
    */
-  authenticateDigest(digest: string): ApiKeyIdentity | null | Promise<ApiKeyIdentity | null>;
+  matchEnvKey(digest: string): ApiKeyIdentity | null;
 }
 
 /** Where keys issued with `npm run keys` are found (the api_keys table: api-key-store.ts). */
@@ -63,16 +65,22 @@ export function createApiKeyVerifier(options: { envKeys: readonly string[]; stor
       return digest === null ? null : verifier.authenticateDigest(digest);
     },
 
-    authenticateDigest(hash) {
+    matchEnvKey(hash) {
       const candidate = Buffer.from(hash, 'hex');
       // Every env key is compared, so the timing tells nothing of which one (if any) matched.
       let match: ApiKeyIdentity | null = null;
       for (const key of envKeys) {
         if (timingSafeEqual(candidate, key.digest)) match = key.identity;
       }
-      if (match || !options.store) return match;
+      return match;
+    },
+
+    async authenticateDigest(hash) {
+      const match = verifier.matchEnvKey(hash);
+      if (match) return match;
       // Looked up by digest: no comparison against a secret happens in the database either.
-      return options.store.findActiveByHash(hash).then((stored) => (stored ? { keyId: `key-${stored.id}` } : null));
+      const stored = await options.store?.findActiveByHash(hash);
+      return stored ? { keyId: `key-${stored.id}` } : null;
     },
   };
   return verifier;

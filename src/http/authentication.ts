@@ -110,7 +110,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.decorateRequest('authFault', null);
 
   // A callback-style hook: the common request (an API_KEYS key seen valid, limits in memory) is
-  // decided without a promise; anything that must wait goes through `check`.
+  // decided without a promise; anything that must wait (a stored key's lookup) goes through `check`.
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
@@ -123,8 +123,9 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
           request.authRetryAfterSeconds = standing.resetSeconds;
           return done();
         }
-        const identity = verifier.authenticateDigest(digest);
-        if (identity !== null && !(identity instanceof Promise)) {
+        // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
+        const identity = verifier.matchEnvKey(digest);
+        if (identity) {
           request.identity = identity;
           return done();
         }
