@@ -16,7 +16,7 @@ import {
   type TRPC_ERROR_CODE_KEY,
 } from '@trpc/server';
 import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
+import { defaultTransformer, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { ApiMeta } from './trpc.js';
 
 type ProcedureType = 'query' | 'mutation' | 'subscription';
@@ -163,6 +163,7 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
   const def = checkedDef(router);
   // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- AnyTRPCRouter types its config with `any`; typed here as tRPC's functions take it
   const config: Parameters<typeof transformTRPCResponse>[0] = router._def._config;
+  const identityTransformer = config.transformer === defaultTransformer;
   const defs = new Map(Object.entries(def.procedures).map(([path, procedure]) => [path, procedure._def as ProcedureDef<TContext>]));
   const procedures = new Map<string, ProcedureInfo>(
     [...defs].map(([path, procedureDef]) => [
@@ -229,7 +230,8 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
 
     /** The JSON text of a response body (one item, or an array for a batch), through the transformer. */
     serializeResponse: (body: TrpcResponseItem | TrpcResponseItem[]): string =>
-      JSON.stringify(transformTRPCResponse(config, body as never)),
+      // tRPC's default transformer is the identity: its copy of the body would change nothing.
+      JSON.stringify(identityTransformer ? body : transformTRPCResponse(config, body as never)),
 
     /**
      * The body of an error that happened before any procedure (Fastify or Node refused the request),
