@@ -138,7 +138,8 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     const inFlightKey = `${address} ${digest}`;
     const pending = digest === null ? undefined : checking.get(inFlightKey);
     if (digest !== null && !pending && knownValid.has(digest)) {
-      // The common case, kept free of extra promises: a key seen valid, from an address not locked out.
+      // A key seen valid, from an address not locked out, that the hook could not decide at once (a
+      // stored key, or limits in Redis): checked again, for revocation, taking nothing from the budget.
       const peeked = failureLimiter.peek(address);
       const standing = peeked instanceof Promise ? await peeked : peeked;
       if (!standing.allowed) {
