@@ -111,6 +111,14 @@ describe("the middleware chain, against tRPC's own", () => {
         throw new Error('boom');
       }),
     badOutput: recorded.output(z.string()).query(() => 42 as unknown as string),
+    // The output schema's answer, not the resolver's, is the data: unknown keys dropped, a transform applied.
+    shapesOutput: recorded
+      .output(z.object({ kept: z.number() }).transform((value) => ({ ...value, shaped: true })))
+      .query(() => ({ kept: 1, dropped: 2 })),
+    // A failed resolver's error passes the output schema untouched.
+    outputAfterError: recorded.output(z.string()).query(() => {
+      throw new TRPCError({ code: 'CONFLICT', message: 'taken' });
+    }),
     noNext: recorded.use(async () => undefined as never).query(() => 'never'),
   });
 
@@ -122,6 +130,8 @@ describe("the middleware chain, against tRPC's own", () => {
     ['a middleware that throws', { path: 'throws', type: 'query', input: undefined }],
     ['a resolver that throws, seen by the middleware', { path: 'returnsError', type: 'query', input: undefined }],
     ['output that fails its schema', { path: 'badOutput', type: 'query', input: undefined }],
+    ['output shaped by its schema', { path: 'shapesOutput', type: 'query', input: undefined }],
+    ['an error through an output schema', { path: 'outputAfterError', type: 'query', input: undefined }],
     ['a middleware that returns nothing', { path: 'noNext', type: 'query', input: undefined }],
     ['no such procedure', { path: 'nothing', type: 'query', input: undefined }],
     ['a procedure of another type', { path: 'plain', type: 'mutation', input: { n: 4 } }],
@@ -138,6 +148,17 @@ describe("the middleware chain, against tRPC's own", () => {
     expect(theirs).toEqual({ data: { doubled: 8 } });
     expect(theirCtx.log.map((entry) => (entry as { label: string }).label)).toEqual(['first', 'after input', 'resolver']);
     expect(theirCtx.log[1]).toMatchObject({ user: 'ann', input: { n: 4 } });
+  });
+
+  it('the output cases reach what they name (the comparison alone would pass on two wrong paths)', async () => {
+    const answers = await Promise.all(
+      (['shapesOutput', 'outputAfterError', 'badOutput'] as const).map(
+        async (path) => (await bothWays<ProbeContext>(probeRouter, () => ({ log: [] }), { path, type: 'query', input: undefined })).ours,
+      ),
+    );
+    expect(answers[0]).toEqual({ data: { kept: 1, shaped: true } });
+    expect(answers[1]).toMatchObject({ error: { code: 'CONFLICT' } });
+    expect(answers[2]).toMatchObject({ error: { code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed' } });
   });
 
   it('refuses a router whose procedures load lazily', () => {
