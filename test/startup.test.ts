@@ -2,7 +2,7 @@
 // file under the working directory, makes a development key and shows it once, serves the API,
 // and stops on SIGTERM; the built output (what `npm start` runs) does the same.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -162,12 +162,15 @@ describe('the running Node line under load', { timeout: PROCESS_TEST_TIMEOUT_MS 
       "let n = 0; process.getBuiltinModule('node:diagnostics_channel').subscribe('http.server.request.start', () => ++n % 20 || globalThis.gc());",
     );
     // The built output with npm start's own Node flags (its small young generation makes the
-    // collections, and the crash, come early).
+    // collections, and the crash, come early), read from package.json's start script.
+    const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const nodeFlags = /\bnode ((?:--\S+ )*)dist\/start\.js/.exec(startScript)?.[1]?.trim().split(' ') ?? [];
+    expect(nodeFlags).toContain('--heap-growing-percent=25');
     await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
     // No API_KEYS: the first start creates a development key, as a new user's does.
     const service = await startServiceProcess(
       { LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: `file:${join(workDir, 'gc.db')}` },
-      { command: [process.execPath, '--max-semi-space-size=4', '--expose-gc', '--import', forcedGc, join(ROOT, 'dist', 'start.js')] },
+      { command: [process.execPath, ...nodeFlags, '--expose-gc', '--import', forcedGc, join(ROOT, 'dist', 'start.js')] },
     );
     const key = /Authorization: Bearer (\S+)/.exec(service.stderr())![1]!;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
