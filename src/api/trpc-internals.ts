@@ -1,5 +1,5 @@
 // Every use of tRPC's internals, in one place: the router's `_def` (procedures, their type, meta,
-// input schemas and middleware chain, the root config), error shaping, status mapping and the
+// input and output schemas and middleware chain, the root config), error shaping, status mapping and the
 // transformer. The two fast surfaces (/trpc's direct path, src/http/trpc-plugin.ts, and the REST
 // adapter, src/http/rest-plugin.ts + rest-routes.ts) use these instead of tRPC's Fetch handler,
 // which costs most of a small call's time (docs/benchmarks.md). No other file touches `_def`.
