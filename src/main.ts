@@ -3,7 +3,8 @@
 import { buildApp } from './app.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { migrateDatabase, openDatabase } from './db/database.js';
+import { openDatabase } from './db/database.js';
+import { migrateInChildProcess } from './db/migrate-in-child.js';
 import { providerOf, sqliteFilePath } from './db/providers.js';
 import { createLogger } from './logger.js';
 
@@ -45,7 +46,8 @@ async function orStop<T>(step: Promise<T>): Promise<T> {
   }
 }
 
-const applied = await orStop(migrateDatabase(config.databaseUrl));
+// In a child process, so that the schema engine's memory does not stay in this one (migrate-in-child.ts).
+const applied = await orStop(migrateInChildProcess(config.databaseUrl));
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
 const database = await orStop(openDatabase(config));
 

@@ -10,7 +10,7 @@ import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriver
 import pg, { type PoolConfig } from 'pg';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, migrationsPending } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
 import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
 import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
@@ -118,6 +118,11 @@ function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFa
  */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
   return applyMigrations(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
+}
+
+/** Whether migrateDatabase has anything to apply (a plain query: it never starts the schema engine). */
+export async function databaseNeedsMigration(databaseUrl: string): Promise<boolean> {
+  return migrationsPending(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
 }
 
 /**

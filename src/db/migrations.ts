@@ -72,6 +72,17 @@ async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapter
 }
 
 /**
+ * Whether a migration folder is not yet recorded as applied in the database (or it has no
+ * migration table yet): a plain query, without the schema engine. A database that cannot be
+ * opened at all throws.
+ */
+export async function migrationsPending(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<boolean> {
+  const folders = await migrationFolderNames(layout.migrationsDir);
+  const recorded = await recordedMigrations(adapterFactory);
+  return !recorded || !folders.every((name) => recorded.has(name));
+}
+
+/**
  * Applies every migration folder not yet recorded in the database's `_prisma_migrations`.
  * Returns the names of the migrations applied by this call (empty when up to date).
  *
@@ -81,11 +92,9 @@ async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapter
  * real migration of a SQLite file needs the other processes stopped (README).
  */
 export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<string[]> {
-  const folders = await migrationFolderNames(layout.migrationsDir);
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
   for (let attempt = 1; ; attempt++) {
-    const recorded = await recordedMigrations(adapterFactory);
-    if (recorded && folders.every((name) => recorded.has(name))) return [];
+    if (!(await migrationsPending(adapterFactory, layout))) return [];
     try {
       const { engine, close } = await openSchemaEngine(adapterFactory, schema);
       try {

@@ -10,7 +10,8 @@ import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { migrateDatabase, openDatabase } from '../../src/db/database.js';
+import { databaseNeedsMigration, migrateDatabase, openDatabase } from '../../src/db/database.js';
+import { migrateInChildProcess } from '../../src/db/migrate-in-child.js';
 import { applyMigrations, createMigration } from '../../src/db/migrations.js';
 import { offlineDiffAdapter } from '../../src/db/offline-diff-adapters.js';
 import { renderProviderSchema } from '../../src/db/provider-schemas.js';
@@ -53,6 +54,29 @@ describe('one data model for both providers', () => {
 
   it('both providers have the same migrations, by name', () => {
     expect(migrationNames('postgresql')).toEqual(migrationNames('sqlite'));
+  });
+});
+
+describe("npm start's migration step, in a child process", () => {
+  it('a fresh SQLite file: the child applies them all and answers their names; then nothing is pending', async () => {
+    const url = `file:${join(dir, 'child.db')}`;
+    expect(await databaseNeedsMigration(url)).toBe(true);
+    expect(await migrateInChildProcess(url)).toEqual(migrationNames('sqlite'));
+    expect(await databaseNeedsMigration(url)).toBe(false);
+    expect(await migrateInChildProcess(url)).toEqual([]);
+    const db = new Sqlite(join(dir, 'child.db'), { readonly: true });
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pets'").all();
+    db.close();
+    expect(tables).toEqual([{ name: 'pets' }]);
+  });
+
+  it("the child's error is thrown in the parent with its message (a failed migration recorded: Prisma's P3009)", async () => {
+    const file = join(dir, 'failed.db');
+    await migrateDatabase(`file:${file}`);
+    const db = new Sqlite(file);
+    db.prepare('UPDATE _prisma_migrations SET finished_at = NULL WHERE migration_name = ?').run(migrationNames('sqlite').at(-1));
+    db.close();
+    await expect(migrateInChildProcess(`file:${file}`)).rejects.toThrow(/failed migrations in the target database/);
   });
 });
 
