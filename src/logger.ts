@@ -1,5 +1,5 @@
-// The service's pino logger: one JSON object per line, on stdout unless told otherwise (tests
-// capture it). Fastify logs through it; src/http/request-logging.ts writes one line per request.
+// The service's pino logger: one JSON object per line, on stdout (written synchronously) unless
+// told otherwise (tests capture it). Fastify logs through it; src/http/request-logging.ts writes one line per request.
 // Human-readable output is for `npm run dev`, which pipes this through pino-pretty.
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -25,5 +25,9 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     // makes pino walk every field of every line, a third of a request line's cost (docs/benchmarks.md).
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  // stdout written synchronously, one write per line: a line logged is out of the process, even if
+  // it is killed next, and it costs less than pino's default asynchronous destination, whose
+  // buffering copies the pending lines at every line (docs/benchmarks.md, "Figures behind the
+  // code's choices"). A stdout that stops draining (a stuck log collector) blocks the process then.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }

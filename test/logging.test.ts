@@ -1,14 +1,18 @@
 // Request logs: one JSON line per request with its id, W3C trace context, method, route pattern,
 // status and duration, read from a real server's log output; never a credential. Trace headers are
 // made and read by OpenTelemetry's own W3C propagator, the library callers' tracers use.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Everything the logger writes, as it was written. */
 const output: string[] = [];
@@ -144,6 +148,27 @@ function readByOpenTelemetry(header: string | null): SpanContext | undefined {
   if (header === null) return undefined;
   return trace.getSpanContext(propagator.extract(ROOT_CONTEXT, { traceparent: header }, defaultTextMapGetter));
 }
+
+describe('the log destination', () => {
+  it('stdout, written synchronously: every line logged is out even if the process is killed the next moment', async () => {
+    // A process that logs 200 lines with the service's logger and then SIGKILLs itself in the same
+    // tick: lines an asynchronous destination still holds (behind its first write) die with it.
+    const script = [
+      "const { createLogger } = await import('./src/logger.ts');",
+      "const logger = createLogger({ logLevel: 'info' });",
+      "for (let line = 0; line < 200; line++) logger.info({ line }, 'last words');",
+      "process.kill(process.pid, 'SIGKILL');",
+    ].join('\n');
+    const stdout = await new Promise<string>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT }, (_error, out) => resolve(out));
+    });
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { line: number; msg: string });
+    expect(lines.map((entry) => entry.line)).toEqual(Array.from({ length: 200 }, (_, line) => line));
+  });
+});
 
 describe('W3C trace context', () => {
   it("continues the caller's trace: same trace id, a span of its own with the caller's as parent, in the log and the response", async () => {
