@@ -150,23 +150,37 @@ function readByOpenTelemetry(header: string | null): SpanContext | undefined {
 }
 
 describe('the log destination', () => {
-  it('stdout, written synchronously: every line logged is out even if the process is killed the next moment', async () => {
-    // A process that logs 200 lines with the service's logger and then SIGKILLs itself in the same
-    // tick: lines an asynchronous destination still holds (behind its first write) die with it.
+  /** Runs `ending` after a process logged 200 lines with the service's logger; the lines that reached its stdout. */
+  async function linesOutAfter(ending: string): Promise<number[]> {
     const script = [
       "const { createLogger } = await import('./src/logger.ts');",
       "const logger = createLogger({ logLevel: 'info' });",
       "for (let line = 0; line < 200; line++) logger.info({ line }, 'last words');",
-      "process.kill(process.pid, 'SIGKILL');",
+      ending,
     ].join('\n');
     const stdout = await new Promise<string>((resolve) => {
       execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT }, (_error, out) => resolve(out));
     });
-    const lines = stdout
+    return stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { line: number; msg: string });
-    expect(lines.map((entry) => entry.line)).toEqual(Array.from({ length: 200 }, (_, line) => line));
+      .filter((line) => line !== '')
+      .map((line) => (JSON.parse(line) as { line: number }).line);
+  }
+  const ALL = Array.from({ length: 200 }, (_, line) => line);
+
+  it('stdout, written at the end of each event-loop turn: a process killed outright after that turn has lost no line', async () => {
+    // The kill runs in the same turn's last phase, after the destination's write (setImmediate callbacks run in order).
+    expect(await linesOutAfter("setImmediate(() => process.kill(process.pid, 'SIGKILL'));")).toEqual(ALL);
+  });
+
+  it('a process that exits in the middle of a turn writes the lines it logged first', async () => {
+    expect(await linesOutAfter('process.exit(3);')).toEqual(ALL);
+  });
+
+  it('the lines of the turn a process is killed in are what it can lose, and it loses them whole', async () => {
+    // The cost of one write per turn (src/logger.ts): no line is half-written.
+    expect(await linesOutAfter("process.kill(process.pid, 'SIGKILL');")).toEqual([]);
   });
 });
 
