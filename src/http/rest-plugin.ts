@@ -12,7 +12,7 @@
 // tRPC surface's.
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
-//   onRequest      404 for an empty path segment, deprecation headers, then 429 (too many wrong
+//   onRequest      (each route's own, `gate`) 404 for an empty path segment, deprecation headers, then 429 (too many wrong
 //                  keys from this address) or 401 with the Bearer challenge without a valid key,
 //                  before the body is read or any parameter is looked at
 //   handler        the procedure, and its answer or its error in the envelope; a body that is not
@@ -21,7 +21,7 @@
 //
 // GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
 // one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context } from '../api/context.js';
@@ -49,22 +49,11 @@ export interface RestPluginOptions {
   createContext: (request: FastifyRequest, reply: FastifyReply) => Context;
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The REST route a Fastify route serves (set by the REST plugin). */
-    restRoute?: RestRoute;
-  }
-}
-
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
 function relativePath(url: string): string {
   const path = url.slice(REST_BASE_PATH.length);
   const query = path.indexOf('?');
   return query === -1 ? path : path.slice(0, query);
-}
-
-function restRouteOf(request: FastifyRequest): RestRoute {
-  return request.routeOptions.config.restRoute!;
 }
 
 /**
@@ -126,6 +115,25 @@ function sendUnauthorized(request: FastifyRequest, reply: FastifyReply, message:
   return sendError(reply, 401, message);
 }
 
+/**
+ * A request without a valid key, answered before its body is read: 503 when the database could not
+ * check the key, 429 when its address made too many wrong guesses, else 401 with the challenge.
+ */
+function refuseWithoutIdentity(request: FastifyRequest, reply: FastifyReply): void {
+  closeAfterRefusal(request, reply);
+  if (request.authFault) {
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
+    sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
+    return;
+  }
+  if (request.authRetryAfterSeconds > 0) {
+    reply.header('retry-after', String(request.authRetryAfterSeconds));
+    sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
+    return;
+  }
+  sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');
+}
+
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
@@ -160,48 +168,34 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
     title: `${API_TITLE} API reference`,
   });
 
-  // The deprecation headers of each deprecated route, built once: they never change.
-  const deprecatedRoutes = new Map(
-    routes.flatMap((route) => (route.meta.deprecation ? [[route, deprecationHeaders(route.meta.deprecation)] as const] : [])),
-  );
-
   await v1.register(async (procedures) => {
-    // Callback-style hooks (an async one costs a promise per request); a hook that answers the
-    // request itself does not call done().
-    procedures.addHook('onRequest', (request, reply, done) => {
-      // Fastify's router matches `/pets//` as `/pets/{petId}/` with an empty petId: no such resource.
-      if (hasEmptySegment(relativePath(request.url))) {
-        sendNoSuchResource(request, reply);
-        return;
-      }
-      const route = restRouteOf(request);
-      request.routePattern = REST_BASE_PATH + route.path; // for the log: /v1/pets/{petId}
-      const deprecation = deprecatedRoutes.get(route);
-      if (deprecation) reply.headers(deprecation);
-      // Before the body is read: a caller without a key learns nothing about the input rules.
-      if (!request.identity) {
-        closeAfterRefusal(request, reply);
-        if (request.authFault) {
-          reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
-          sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
+    /**
+     * The route's onRequest hook (callback-style: an async one costs a promise per request; a hook
+     * that answers the request itself does not call done()). One per route, so that the route and
+     * its headers are at hand without a lookup per request.
+     */
+    function gate(route: RestRoute): onRequestHookHandler {
+      const pattern = REST_BASE_PATH + route.path; // for the log and the metrics: /v1/pets/{petId}
+      const deprecation = route.meta.deprecation ? deprecationHeaders(route.meta.deprecation) : null; // built once
+      return (request, reply, done) => {
+        // Fastify's router matches `/pets//` as `/pets/{petId}/` with an empty petId: no such resource.
+        if (hasEmptySegment(relativePath(request.url))) {
+          sendNoSuchResource(request, reply);
           return;
         }
-        if (request.authRetryAfterSeconds > 0) {
-          reply.header('retry-after', String(request.authRetryAfterSeconds));
-          sendError(
-            reply,
-            429,
-            `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`,
-          );
+        request.routePattern = pattern;
+        if (deprecation) reply.headers(deprecation);
+        // Before the body is read: a caller without a key learns nothing about the input rules.
+        if (!request.identity) {
+          refuseWithoutIdentity(request, reply);
           return;
         }
-        sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');
-        return;
-      }
-      done();
-    });
+        done();
+      };
+    }
 
     for (const route of routes) {
+      const onRequest = gate(route);
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
@@ -227,7 +221,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
       // The path as documented, and with a trailing slash, which the contract's clients may send.
       for (const url of [route.fastifyPath, `${route.fastifyPath}/`]) {
         // GET routes answer HEAD with the same status and headers, and no body (Fastify's HEAD route).
-        procedures.route({ method: route.method, url, exposeHeadRoute: route.method === 'GET', config: { restRoute: route }, handler });
+        procedures.route({ method: route.method, url, exposeHeadRoute: route.method === 'GET', onRequest, handler });
       }
     }
   });
