@@ -128,19 +128,27 @@ async function runMiddlewares<TContext>(
   def: ProcedureDef<TContext>,
   index: number,
   options: MiddlewareOptions<TContext>,
+  ctx: TContext,
+  input: unknown,
+  getRawInput: () => Promise<unknown>,
 ): Promise<MiddlewareResult> {
   try {
+    // One copy of the call's options per step: what changes from step to step comes as arguments.
     return await def.middlewares[index]!({
       ...options,
+      ctx,
+      input,
+      getRawInput,
       meta: def.meta,
-      input: options.input,
       next: (next) =>
-        runMiddlewares(def, index + 1, {
-          ...options,
-          ctx: next?.ctx ? { ...options.ctx, ...next.ctx } : options.ctx,
-          input: next && 'input' in next ? next.input : options.input,
-          getRawInput: next?.getRawInput ?? options.getRawInput,
-        }),
+        runMiddlewares(
+          def,
+          index + 1,
+          options,
+          next?.ctx ? { ...ctx, ...next.ctx } : ctx,
+          next && 'input' in next ? next.input : input,
+          next?.getRawInput ?? getRawInput,
+        ),
     });
   } catch (cause) {
     return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: middlewareMarker } as MiddlewareResult;
@@ -244,16 +252,8 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
       const procedureDef = defs.get(path);
       if (!procedureDef || procedureDef.type !== type)
         throw new TRPCError({ code: 'NOT_FOUND', message: `No "${type}"-procedure on path "${path}"` });
-      const result = await runMiddlewares(procedureDef, 0, {
-        router,
-        path,
-        type,
-        ctx,
-        getRawInput,
-        signal: undefined,
-        batchIndex: 0,
-        input: undefined,
-      });
+      const options = { router, path, type, ctx, getRawInput, signal: undefined, batchIndex: 0, input: undefined };
+      const result = await runMiddlewares(procedureDef, 0, options, ctx, undefined, getRawInput);
       if (!result)
         throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares - did you forget to `return next()`?' });
       if (!result.ok) throw result.error;
