@@ -116,7 +116,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
     const address = clientLimitKey(request.ip);
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
-    if (digest !== null && knownValid.has(digest) && !checking.has(`${address} ${digest}`)) {
+    if (digest !== null && knownValid.has(digest) && (checking.size === 0 || !checking.has(`${address} ${digest}`))) {
       const standing = failureLimiter.peek(address);
       if (!(standing instanceof Promise)) {
         if (!standing.allowed) {

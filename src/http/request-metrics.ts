@@ -18,7 +18,8 @@ export interface SurfacePrefixes {
 /** HTTP methods kept as label values; anything else Node's parser lets through is `OTHER`. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-export type RequestRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
+/** Called once a request is answered, with the time it took in milliseconds. */
+export type RequestRecorder = (request: FastifyRequest, reply: FastifyReply, elapsedMs: number) => void;
 
 export function requestRecorder(metrics: ServiceMetrics, prefixes: SurfacePrefixes): RequestRecorder {
   const restPrefix = `${prefixes.rest}/`;
@@ -61,7 +62,7 @@ export function requestRecorder(metrics: ServiceMetrics, prefixes: SurfacePrefix
     }
   }
 
-  return (request, reply) => {
+  return (request, reply, elapsedMs) => {
     const pattern = request.routePattern ?? request.routeOptions.url;
     const surface = surfaceOf(pattern ?? request.url);
     const status = reply.statusCode;
@@ -70,7 +71,7 @@ export function requestRecorder(metrics: ServiceMetrics, prefixes: SurfacePrefix
       route: routeOf(surface, request),
       method: METHODS.has(request.method) ? request.method : 'OTHER',
       statusCode: status,
-      durationSeconds: reply.elapsedTime / 1000,
+      durationSeconds: elapsedMs / 1000,
     });
     countOutcome(surface, request, reply, status);
   };
