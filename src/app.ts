@@ -23,6 +23,7 @@ import { requestChildLogger, requestLogController, traceContextOf } from './http
 import { requestRecorder } from './http/request-metrics.js';
 import { REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
+import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
 import { rateLimitHeaders } from './http/rate-limit-headers.js';
@@ -210,7 +211,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.addHook('onSend', (_request, reply, payload, done) => {
     // Tell keep-alive clients not to reuse a connection that is about to close.
     if (closing) reply.header('connection', 'close');
-    done(null, payload);
+    // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
+    writeAtTurnEnd(reply, payload, done);
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const envelope = envelopeForFastifyError(error);
