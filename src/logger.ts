@@ -36,7 +36,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * it was in, at most; any exit through `process.exit` or a signal handler writes them first. A
  * stdout that stops draining blocks the process, as any synchronous write does.
  */
-export class TurnBufferedStdout implements DestinationStream {
+class TurnBufferedStdout implements DestinationStream {
   private pending: string[] = [];
   private pendingChars = 0;
   private scheduled = false;
