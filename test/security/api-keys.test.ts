@@ -12,6 +12,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp, type App } from '../../src/app.js';
+import { createApiKeyStore } from '../../src/auth/api-key-store.js';
+import { hashApiKey } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { ROOT, TSX } from '../support/service-process.js';
@@ -133,9 +135,41 @@ describe('npm run keys', () => {
     await expect(keys('revoke', '--name', 'nobody')).rejects.toMatchObject({ code: 2 });
   });
 
+  it("never gives a revoked key's name out again", async () => {
+    await expect(keys('create', '--name', 'billing-app')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/never reused/),
+    });
+  });
+
   it('rejects bad usage', async () => {
     await expect(keys('rotate')).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/usage/) });
     await expect(keys('create')).rejects.toMatchObject({ code: 2 });
     await expect(keys('create', '--name', 'has space')).rejects.toMatchObject({ code: 2 });
+  });
+});
+
+describe('last use (last_used_at)', () => {
+  it('is written on the first use, then at most once a minute however often the key is used', async () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const store = createApiKeyStore(first.database.prisma, { sqlite: first.database.sqlite, now: () => new Date(now) });
+    const { key: apiKey, record } = await store.create('last-use-resolution');
+    const lastUsed = async () => (await store.list()).find(({ id }) => id === record.id)!.lastUsedAt?.getTime() ?? null;
+    /** One request's key check at `at`; the write, if any, runs beside it: give it time to land. */
+    const useAt = async (at: number, expected: number) => {
+      now = at;
+      expect(await store.findActiveByHash(hashApiKey(apiKey))).toEqual({ id: record.id });
+      const until = performance.now() + 2_000;
+      while ((await lastUsed()) !== expected && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // and no later write either
+      expect(await lastUsed()).toBe(expected);
+    };
+    const start = now;
+    expect(await lastUsed()).toBeNull();
+    await useAt(start, start);
+    for (const later of [1, 1_000, 30_000, 59_999]) await useAt(start + later, start);
+    await useAt(start + 60_000, start + 60_000);
+    await useAt(start + 119_999, start + 60_000);
+    await useAt(start + 120_000, start + 120_000);
   });
 });

@@ -2,6 +2,7 @@
 // and without a key, cannot hold the service. A request without a valid key gets its 401 before
 // its body is read, and its connection is closed at once; a body or headers that do not arrive
 // within the timeouts get 408 and the connection is closed; meanwhile a normal client is served.
+// A connection left idle (after an answer, or silent from the start) is closed after IDLE_TIMEOUT_MS.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
@@ -114,4 +115,82 @@ describe('slow clients', () => {
       status: 408,
     });
   });
+});
+
+// Idle connections (IDLE_TIMEOUT_MS, Fastify's connectionTimeout and keepAliveTimeout): a server of
+// its own with a short idle timeout and header/request timeouts far beyond this test, so that only
+// the idle timeout can close these connections.
+describe('idle connections', () => {
+  const IDLE_TIMEOUT_MS = 1_500;
+  /** Node's socket timers are exact to a few ms; this is the shared machine's delays. */
+  const IDLE_SLACK_MS = 2_000;
+  let idleServer: TestServer;
+  let idlePort: number;
+  beforeAll(async () => {
+    idleServer = await startTestServer({
+      config: { requestTimeoutMs: 120_000, headersTimeoutMs: 60_000, idleTimeoutMs: IDLE_TIMEOUT_MS },
+    });
+    idlePort = Number(new URL(idleServer.baseUrl).port);
+  });
+  afterAll(() => idleServer.close());
+
+  const listRequest = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${API_KEY}\r\n\r\n`;
+
+  /**
+   * A connection that sends each of `requests` (waiting for its complete answer, then `pauseMs`),
+   * then stays silent. Resolves with the answers' statuses and when the server closed it, from the
+   * moment it went silent (after the last answer, or after connecting when there is no request).
+   */
+  function idle(requests: number, pauseMs: number): Promise<{ statuses: number[]; closedAfterSilenceMs: number }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(idlePort, '127.0.0.1');
+      const statuses: number[] = [];
+      let received = '';
+      let silentSince = 0;
+      const sendNext = () => {
+        if (statuses.length < requests) socket.write(listRequest);
+        else silentSince = performance.now();
+      };
+      socket.on('connect', sendNext);
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        // One complete answer: its head, and as many body bytes as Content-Length says.
+        const headEnd = received.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: (\d+)\r\n/i.exec(received.slice(0, headEnd + 2));
+        if (headEnd < 0 || !length || received.length < headEnd + 4 + Number(length[1])) return;
+        statuses.push(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)![1]));
+        received = received.slice(headEnd + 4 + Number(length[1]));
+        setTimeout(sendNext, statuses.length < requests ? pauseMs : 0);
+      });
+      socket.on('error', () => {}); // a reset is a close too
+      socket.on('close', () => {
+        if (silentSince === 0) reject(new Error(`closed while busy, after ${statuses.length} answers`));
+        else resolve({ statuses, closedAfterSilenceMs: performance.now() - silentSince });
+      });
+      // The test's own bound: a connection still open after this was never closed by the server.
+      setTimeout(() => socket.destroy(), IDLE_TIMEOUT_MS * 10).unref();
+    });
+  }
+
+  it(
+    'closes a keep-alive connection left idle after an answer, and one left silent, within the timeout; a busy one stays open',
+    { timeout: 30_000 },
+    async () => {
+      const [afterAnswer, silent, busy] = await Promise.all([
+        idle(1, 0),
+        idle(0, 0),
+        // A request every third of the timeout, for four timeouts: never idle long enough.
+        idle(12, IDLE_TIMEOUT_MS / 3),
+      ]);
+      expect(afterAnswer.statuses).toEqual([200]);
+      expect(afterAnswer.closedAfterSilenceMs).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS - 100);
+      expect(afterAnswer.closedAfterSilenceMs).toBeLessThan(IDLE_TIMEOUT_MS + IDLE_SLACK_MS);
+      expect(silent.statuses).toEqual([]);
+      expect(silent.closedAfterSilenceMs).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS - 100);
+      expect(silent.closedAfterSilenceMs).toBeLessThan(IDLE_TIMEOUT_MS + IDLE_SLACK_MS);
+      // The busy client was answered every time on its one connection, which closed only once idle.
+      expect(busy.statuses).toEqual(Array(12).fill(200));
+      expect(busy.closedAfterSilenceMs).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS - 100);
+    },
+  );
 });

@@ -12,6 +12,8 @@ const HOW_TO_GET_REDIS =
 export interface PrivateRedis {
   port: number;
   url: string;
+  /** The redis-server's process id while it runs (a test may freeze it with SIGSTOP). */
+  pid(): number | undefined;
   start(): Promise<void>;
   /** Stops it the way a crash or an operator would: connections are cut. */
   stop(): Promise<void>;
@@ -30,6 +32,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const redis: PrivateRedis = {
     port,
     url: `redis://127.0.0.1:${port}`,
+    pid: () => child?.pid,
     start: () =>
       new Promise((resolve, reject) => {
         const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
@@ -54,7 +57,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       }),
     stop: async () => {
       const server = child;
-      if (!server || server.exitCode !== null) return;
+      // Already stopped (killed by a signal, its exitCode stays null): nothing to wait for.
+      if (!server || server.exitCode !== null || server.signalCode !== null) return;
       const exited = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGKILL');
       await exited;
