@@ -14,7 +14,8 @@
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
-// Settings (environment of this script only): BENCH_ROUNDS (3), BENCH_SECONDS (5),
+// Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
+// of the shared machine cannot move), BENCH_SECONDS (5),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
 // BENCH_DATABASES (sqlite,postgresql), BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres:
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
@@ -45,7 +46,7 @@ import {
 import { seedPets, seedPostgresPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
