@@ -29,8 +29,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * request's line, and every other request answered in the same turn) go out in one write at its
  * end, or sooner when they pass MAX_PENDING_CHARS, and at process exit. A line per write system
  * call was ~4% of a small request's CPU under load (docs/benchmarks.md, "Figures behind the
- * code's choices"); pino's own destination (sonic-boom) also re-encodes every line twice in
- * synchronous mode, and its asynchronous mode hands writes to the thread pool.
+ * code's choices"); pino's own destination (sonic-boom) also measures every line and encodes it
+ * twice in synchronous mode, and its asynchronous mode hands writes to the thread pool.
  *
  * What it costs: a process killed outright (SIGKILL, the OOM killer) loses the lines of the turn
  * it was in, at most; any exit through `process.exit` or a signal handler writes them first. A

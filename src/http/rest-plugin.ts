@@ -12,9 +12,10 @@
 // tRPC surface's.
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
-//   onRequest      (each route's own, `gate`) 404 for an empty path segment, deprecation headers, then 429 (too many wrong
-//                  keys from this address) or 401 with the Bearer challenge without a valid key,
-//                  before the body is read or any parameter is looked at
+//   onRequest      each route's own (`gate`): 404 for an empty path segment, deprecation headers,
+//                  then 429 (too many wrong keys from this address) or 401 with the Bearer
+//                  challenge without a valid key, before the body is read or any parameter is
+//                  looked at
 //   handler        the procedure, and its answer or its error in the envelope; a body that is not
 //                  a JSON object, or query/path parameters that are not strict (inputProblem), are
 //                  the procedure's input error, after the key check and the per-key limit
