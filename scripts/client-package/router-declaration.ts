@@ -165,7 +165,9 @@ export function clientRouterDeclaration(program: ts.Program, routerFile: string,
   const type = clientRouterType(variable.type, comments, '');
   const foreign = [...importedModules(type)].filter((name) => name !== ALLOWED_IMPORT);
   if (foreign.length > 0) {
-    throw new Error(`AppRouter's type still names ${foreign.join(', ')}: a procedure's input and output must be plain data (zod) types`);
+    throw new Error(
+      `AppRouter's declaration still imports ${foreign.join(', ')}: the package carries no server type (a procedure's input and output must be plain data, e.g. from zod schemas)`,
+    );
   }
   const alias = ts.factory.createTypeAliasDeclaration(
     [ts.factory.createModifier(ts.SyntaxKind.ExportKeyword)],
