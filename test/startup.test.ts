@@ -109,7 +109,7 @@ describe('npm start: the built output', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
         body: JSON.stringify({ name: 'Built', categoryId: 9 }),
       });
       expect(created.status).toBe(201);
-      const pet = await created.json();
+      const pet = (await created.json()) as { id: number };
       const got = await fetch(`${service.baseUrl}/trpc/pets.get?input=${encodeURIComponent(JSON.stringify({ petId: pet.id }))}`, {
         headers,
       });
