@@ -149,7 +149,7 @@ let project: string;
 let packOutput: string;
 let tarball: string;
 
-/** Runs a program of the app's project (or this repository's), failing with its output. */
+/** Runs a file of the app's project with Node, in the project, failing with its output. */
 async function inProject(file: string, args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [file, ...args], { cwd: project, maxBuffer: 64 * 1024 * 1024 }).catch(
     (error: { stdout?: string; stderr?: string; message: string }) => {
