@@ -11,7 +11,8 @@
 //   db/                           the database: connections, SQL, migrations, errors
 //   domain/ runtime/              pure rules: the pet schemas, int64, messages, deprecation; Node lines
 //
-// client/ is what ships to callers (package export ./client): procedures' types and request limits only.
+// client/ is the client package (npm run client:pack): its source may use the router's type and the
+// request limits of src/, nothing else of it, and no package but its peers and its dependency.
 // Type-only imports count too (tsPreCompilationDeps): a cycle through types is still a cycle.
 
 /** Everything above a layer, as a path pattern. */
@@ -19,10 +20,10 @@ const above = {
   domain: '^src/(?!domain/)',
   runtime: '^src/(?!runtime/)',
   db: '^src/(?!db/|domain/)',
-  services: '^src/(api|http|cli|client)/|^src/(app|main|start)\\.ts$',
-  api: '^src/(http|cli|client)/|^src/(app|main|start)\\.ts$',
-  http: '^src/(cli|client)/|^src/(app|main|start)\\.ts$',
-  service: '^src/(cli|client)/',
+  services: '^src/(api|http|cli)/|^src/(app|main|start)\\.ts$|^client/',
+  api: '^src/(http|cli)/|^src/(app|main|start)\\.ts$|^client/',
+  http: '^src/cli/|^src/(app|main|start)\\.ts$|^client/',
+  service: '^src/cli/|^client/',
 };
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -96,9 +97,26 @@ module.exports = {
       name: 'client-ships-alone',
       severity: 'error',
       comment:
-        "src/client is compiled into dist/client for callers: the router's types and the request limits, nothing that opens a database or runs a server.",
-      from: { path: '^src/client/' },
-      to: { path: '^src/', pathNot: ['^src/client/', '^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
+        "client/ is the client package: of src/ only the router's type (replaced by its declaration in the package) and the request limits (bundled), nothing that opens a database or runs a server.",
+      from: { path: '^client/' },
+      to: { path: '^src/', pathNot: ['^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
+    },
+    {
+      name: 'client-router-type-only',
+      severity: 'error',
+      comment: 'The package has no server code at run time: the router is imported for its type only.',
+      from: { path: '^client/' },
+      to: { path: '^src/api/root-router\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'client-packages',
+      severity: 'error',
+      comment: 'The package depends on @trpc/client and @trpc/server (peers) and openapi-fetch, nothing else (client/package.json).',
+      from: { path: '^client/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: '^node_modules/(@trpc/(client|server)|openapi-fetch)/',
+      },
     },
     {
       name: 'no-dev-dependencies-in-src',

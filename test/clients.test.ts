@@ -1,24 +1,37 @@
-// The typed clients, used as their README examples use them against a running server:
-// the tRPC client entry (src/client, package export `animal-store/client`) and openapi-fetch on
-// the committed REST types (src/client/rest-api.ts), which must match the served document.
+// The typed clients of the client package (client/src), from its source, used as docs/api.md uses
+// them against a running server: createClient (tRPC, with its retries and Idempotency-Keys) and
+// createRestClient (openapi-fetch on the committed REST types, client/src/rest-api.ts, which must
+// match the served document). The package as an app installs it: test/client-package.test.ts.
 // The `@ts-expect-error` lines are checked by `tsc --noEmit` (the first step of `npm test`).
 import { readFile } from 'node:fs/promises';
-import createFetchClient from 'openapi-fetch';
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createClient, type AnimalStoreClient, type RestComponents, type RestPaths, type RouterOutputs } from '../src/client/index.js';
+import type { IncomingMessage } from 'node:http';
+import { TRPCClientError } from '@trpc/client';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  createClient,
+  createRestClient,
+  type AnimalStoreClient,
+  type AnimalStoreRestClient,
+  type RestComponents,
+  type RestPaths,
+  type RouterOutputs,
+} from '../client/src/index.js';
 import { generateRestApiTypes, REST_API_TYPES_FILE } from '../src/cli/rest-api-types.js';
-import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
+import { startFaultyProxy, type FaultyProxy } from './support/faulty-proxy.js';
+import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
 
 type Pet = RestComponents['schemas']['Pet'];
 type ErrorBody = RestComponents['schemas']['Error'];
 
 let server: TestServer;
 let trpc: AnimalStoreClient;
-let rest: ReturnType<typeof createFetchClient<RestPaths>>;
+let rest: AnimalStoreRestClient;
 beforeAll(async () => {
   server = await startTestServer();
   trpc = createClient(server.baseUrl, API_KEY);
-  rest = createFetchClient<RestPaths>({ baseUrl: `${server.baseUrl}/v1`, headers: { Authorization: `Bearer ${API_KEY}` } });
+  rest = createRestClient(server.baseUrl, API_KEY);
 });
 afterAll(() => server.close());
 
@@ -59,7 +72,122 @@ describe('createClient (tRPC, for TypeScript apps)', () => {
   });
 });
 
-describe('openapi-fetch on the generated REST types (for REST users in TypeScript)', () => {
+describe('createClient: Idempotency-Keys and retries', () => {
+  let proxy: FaultyProxy;
+  beforeAll(async () => {
+    proxy = await startFaultyProxy(server.baseUrl);
+  });
+  afterEach(() => proxy.reset());
+  afterAll(() => proxy.close());
+
+  const isCreate = (request: IncomingMessage) => request.method === 'POST' && request.url!.startsWith('/trpc/pets.create');
+  const creates = () => proxy.seen.filter((request) => request.method === 'POST' && request.path.startsWith('/trpc/pets.create'));
+  /** How many stored pets have this name (read from the server directly, page by page). */
+  const stored = async (name: string) => {
+    let count = 0;
+    for (let after = ''; ;) {
+      const page: Array<{ id: number; name: string }> = await json(server.request(`/v1/pets?limit=100${after}`));
+      count += page.filter((pet) => pet.name === name).length;
+      if (page.length < 100) return count;
+      after = `&after=${page.at(-1)!.id}`;
+    }
+  };
+  /** The proxy's answer in the server's place: tRPC's error shape, one per call of a batch. */
+  const trpcError = (code: TRPC_ERROR_CODE_KEY, httpStatus: number) => (request: IncomingMessage) => {
+    const url = new URL(request.url!, 'http://proxy');
+    const one = (path: string) => ({
+      error: { message: 'Not now.', code: TRPC_ERROR_CODES_BY_KEY[code], data: { code, httpStatus, path } },
+    });
+    const paths = url.pathname.slice('/trpc/'.length).split(',');
+    return url.searchParams.get('batch') === '1' ? paths.map(one) : one(paths[0]!);
+  };
+  /** The error a call failed with (the test fails if it succeeded). */
+  const failureOf = (call: Promise<unknown>) =>
+    call.then(
+      () => expect.unreachable('the call succeeded'),
+      (error: unknown) => error,
+    );
+
+  it('every create sends an Idempotency-Key of its own, one create per request; a key given in the call is sent as it is', async () => {
+    const api = createClient(proxy.baseUrl, API_KEY);
+    await Promise.all([
+      ...[1, 2, 3].map((i) => api.pets.create.mutate({ name: `Keyed ${i}`, categoryId: 1 })),
+      api.pets.create.mutate({ name: 'Keyed by caller', categoryId: 1 }, { context: { idempotencyKey: 'order-7431' } }),
+    ]);
+    expect(creates()).toHaveLength(4);
+    expect(new Set(creates().map((request) => request.idempotencyKey)).size).toBe(4);
+    expect(creates().map((request) => request.idempotencyKey)).toContain('order-7431');
+    expect(creates().every((request) => /^[\w-]{8,}$/.test(request.idempotencyKey ?? ''))).toBe(true);
+    // Queries made together still go out as one batch, without a key.
+    await Promise.all([api.pets.list.query(), api.pets.list.query({ limit: 1 })]);
+    expect(proxy.seen.slice(4).map((request) => [request.path.split('?')[0], request.idempotencyKey])).toEqual([
+      ['/trpc/pets.list,pets.list', undefined],
+    ]);
+  });
+
+  it('a create whose answer was lost is retried with the same key: one pet, and the call gets it', async () => {
+    proxy.dropAnswerOnce(isCreate);
+    const pet = await createClient(proxy.baseUrl, API_KEY).pets.create.mutate({ name: 'Lost once', categoryId: 2 });
+    expect(pet).toEqual({ id: expect.any(Number), name: 'Lost once', categoryId: 2, status: 'available' });
+    expect(creates().map((request) => request.fault)).toEqual(['answer dropped', undefined]);
+    expect(creates()[0]!.idempotencyKey).toBe(creates()[1]!.idempotencyKey);
+    expect(await stored('Lost once')).toBe(1);
+  });
+
+  it('a 503 with Retry-After is retried after that long, with the same key', async () => {
+    proxy.answerInstead(isCreate, { status: 503, headers: { 'retry-after': '1' }, body: trpcError('SERVICE_UNAVAILABLE', 503) });
+    const pet = await createClient(proxy.baseUrl, API_KEY).pets.create.mutate({ name: 'After a 503', categoryId: 2 });
+    expect(pet.name).toBe('After a 503');
+    const [refused, retried] = creates();
+    expect(refused!.fault).toBe('answered instead');
+    expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950);
+    expect(retried!.idempotencyKey).toBe(refused!.idempotencyKey);
+    expect(await stored('After a 503')).toBe(1);
+  });
+
+  it('queries answered 429 are retried too (Retry-After: 0, at once)', async () => {
+    const isList = (request: IncomingMessage) => request.url!.startsWith('/trpc/pets.list');
+    proxy.answerInstead(isList, { status: 429, headers: { 'retry-after': '0' }, body: trpcError('TOO_MANY_REQUESTS', 429) }, 2);
+    expect(await createClient(proxy.baseUrl, API_KEY).pets.list.query({ limit: 1 })).toHaveLength(1);
+    expect(proxy.seen.map((request) => request.fault)).toEqual(['answered instead', 'answered instead', undefined]);
+  });
+
+  it('retries are bounded: after the first attempt and `retries` more, the call fails with the last answer', async () => {
+    proxy.answerInstead(isCreate, { status: 503, headers: { 'retry-after': '0' }, body: trpcError('SERVICE_UNAVAILABLE', 503) }, 10);
+    const error = await failureOf(
+      createClient(proxy.baseUrl, API_KEY, { retries: 2 }).pets.create.mutate({ name: 'Never', categoryId: 2 }),
+    );
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<never>).data).toMatchObject({ code: 'SERVICE_UNAVAILABLE', httpStatus: 503 });
+    expect(creates()).toHaveLength(3);
+  });
+
+  it('a Retry-After longer than maxRetryDelayMs is not waited for: the 429 is the answer at once', async () => {
+    const limited = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+    const limitedProxy = await startFaultyProxy(limited.baseUrl);
+    try {
+      const api = createClient(limitedProxy.baseUrl, API_KEY, { maxRetryDelayMs: 500 });
+      await api.pets.list.query();
+      const error = await failureOf(api.pets.list.query());
+      expect(error).toBeInstanceOf(TRPCClientError);
+      expect((error as TRPCClientError<never>).data).toMatchObject({ code: 'TOO_MANY_REQUESTS', httpStatus: 429 });
+      expect(limitedProxy.seen).toHaveLength(2);
+    } finally {
+      await limitedProxy.close();
+      await limited.close();
+    }
+  });
+
+  it('answers that retrying cannot change are not retried (404, 400, 401)', async () => {
+    const api = createClient(proxy.baseUrl, API_KEY);
+    await failureOf(api.pets.get.query({ petId: 987654 }));
+    await failureOf(api.pets.create.mutate({ name: '', categoryId: 1 }));
+    await failureOf(createClient(proxy.baseUrl, 'not-a-key-0123456789').pets.list.query());
+    expect(proxy.seen).toHaveLength(3);
+  });
+});
+
+describe('createRestClient: openapi-fetch on the generated REST types (for REST users in TypeScript)', () => {
   it('creates, lists and gets pets with typed results', async () => {
     const created = await rest.POST('/pets', { body: { name: 'Bella', categoryId: 2, status: 'pending' } });
     expect(created.response.status).toBe(201);
@@ -121,7 +249,7 @@ describe('wrong calls do not compile', () => {
   });
 });
 
-describe('src/client/rest-api.ts', () => {
+describe('client/src/rest-api.ts', () => {
   it('matches the document the server serves (else: npm run openapi:types)', async () => {
     const committed = await readFile(REST_API_TYPES_FILE, 'utf8');
     expect(committed, 'the committed REST types are stale: run `npm run openapi:types` and commit the result').toBe(

@@ -4,7 +4,7 @@
 import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/api/root-router.js';
-import { createClient } from '../src/client/index.js';
+import { createClient } from '../client/src/index.js';
 import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH, MAX_PARAM_LENGTH } from '../src/http/request-limits.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 

@@ -94,6 +94,10 @@ export const petsRouter = router({
       return result;
     }),
 
+  /**
+   * Get one pet by id.
+   * @deprecated Removed on 2030-12-05: use `pets.list` with the `status` filter instead.
+   */
   get: protectedProcedure
     .meta({
       deprecation: {

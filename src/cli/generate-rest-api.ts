@@ -1,4 +1,4 @@
-// `npm run openapi:types`: regenerates src/client/rest-api.ts from the OpenAPI document.
+// `npm run openapi:types`: regenerates client/src/rest-api.ts from the OpenAPI document.
 import { writeFile } from 'node:fs/promises';
 import { generateRestApiTypes, REST_API_TYPES_FILE } from './rest-api-types.js';
 

@@ -1,6 +1,6 @@
 // The size limits of a request's head, set in src/app.ts. The body's limit is a setting
 // (BODY_LIMIT_BYTES, src/config.ts); these are fixed and sized so that what our clients send fits:
-// createClient (src/client/index.ts) keeps a batch's URL under CLIENT_MAX_URL_LENGTH.
+// createClient (client/src/trpc-client.ts) keeps a batch's URL under CLIENT_MAX_URL_LENGTH.
 // @see docs/api.md ("Batches") and docs/decisions.md
 
 /** The request line and all headers together, at most (Node's default, stated). Beyond it: 431. */

@@ -1,0 +1,16 @@
+// createRestClient: openapi-fetch on the REST surface's generated types (./rest-api.ts), for code
+// that calls /v1 rather than /trpc. Every answer is `{ data, error, response }`; `error` is typed as
+// the error envelope `{ code, message, status }` of the operation's documented statuses.
+import createFetchClient, { type Client } from 'openapi-fetch';
+import type { paths } from './rest-api.js';
+
+export type AnimalStoreRestClient = Client<paths>;
+
+/**
+ * A typed REST client for the service at `baseUrl` (e.g. `http://127.0.0.1:3000`; the `/v1` prefix
+ * is added), calling with `apiKey`. It does not retry: send an `Idempotency-Key` header with a
+ * create (`params: { header: { 'Idempotency-Key': key } }`) to make your own retries safe.
+ */
+export function createRestClient(baseUrl: string, apiKey: string): AnimalStoreRestClient {
+  return createFetchClient<paths>({ baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`, headers: { Authorization: `Bearer ${apiKey}` } });
+}
