@@ -11,7 +11,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { z } from 'zod';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
-import type { ApiMeta } from '../api/trpc.js';
+import type { ApiMeta } from '../api/meta.js';
 
 export interface RestRoute {
   method: string;
