@@ -13,7 +13,7 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { z } from 'zod';
-import type { Refusal } from './refusals.js';
+import { REFUSAL_CODES, type Refusal } from './refusals.js';
 import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
 
 /**
@@ -92,10 +92,7 @@ export function answerForTRPCError(error: TRPCError): ErrorAnswer {
 
 /** tRPC's HTTP status for each refusal's code, asked of tRPC once. */
 const REFUSAL_STATUS = Object.fromEntries(
-  (['UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const).map((code) => [
-    code,
-    getHTTPStatusCodeFromError(new TRPCError({ code })),
-  ]),
+  REFUSAL_CODES.map((code) => [code, getHTTPStatusCodeFromError(new TRPCError({ code }))]),
 ) as Record<Refusal['code'], number>;
 
 /** A refusal before the procedure runs (src/api/refusals.ts). */

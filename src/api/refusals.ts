@@ -7,12 +7,15 @@ import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 
+/** The tRPC error codes a refusal may carry (a new kind of refusal may add one here). */
+export const REFUSAL_CODES = ['UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const;
+
 /**
  * A refusal: tRPC's error code (the REST status is tRPC's for it), the message for the caller, and
  * when it may try again (Retry-After). Shaped like TRPCError's options: `new TRPCError(refusal)`.
  */
 export interface Refusal {
-  readonly code: 'UNAUTHORIZED' | 'TOO_MANY_REQUESTS' | 'SERVICE_UNAVAILABLE';
+  readonly code: (typeof REFUSAL_CODES)[number];
   readonly message: string;
   /** Seconds until trying again can succeed; absent when waiting alone will not help (a missing key). */
   readonly retryAfterSeconds?: number;

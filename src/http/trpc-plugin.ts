@@ -211,8 +211,9 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   );
 
   // The log names the procedures called (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`);
-  // unknown names stay out of it: they are the caller's text. Then the early refusal (`refusedAs`):
-  // answered here, done() is not called, so neither the body nor the route handler is reached.
+  // unknown names stay out of it: they are the caller's text. Then the early refusal: why, from
+  // src/api/refusals.ts (another early reason would be checked beside identityRefusal); as what,
+  // from `refusedAs`. Answered here, done() is not called: neither the body nor the handler is reached.
   // A callback-style hook: a call with a key passes on without a promise of its own.
   const singlePatterns = new Map([...trpc.procedures.keys()].map((path) => [path, `${app.prefix}/${path}`]));
   app.addHook('onRequest', (request, reply, done) => {
