@@ -7,16 +7,24 @@
 // @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
-import type { Context } from './api/context.js';
+import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
+import {
+  answerForClientError,
+  answerForFastifyError,
+  rawHttpErrorResponse,
+  sendEnvelope,
+  sendError,
+  trpcErrorShapes,
+} from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
-import { describeClientError, envelopeForFastifyError, rawHttpErrorResponse, sendEnvelope, sendError } from './http/error-envelope.js';
+import { bearerChallenge } from './http/bearer-challenge.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -27,8 +35,8 @@ import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
 import { rateLimitHeaders } from './http/rate-limit-headers.js';
-import { isTrpcTarget, TRPC_PREFIX, trpcPlugin, trpcRequestErrors } from './http/trpc-plugin.js';
-import { createIdempotencyStore, parseIdempotencyKey } from './idempotency/idempotency-store.js';
+import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
+import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits } from './limits/request-limits.js';
 import { createServiceMetrics } from './observability/metrics.js';
@@ -80,39 +88,32 @@ function connectionsCheckingInterval(config: AppConfig): number {
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
+/** What a procedure reports beyond the answer's body, written as headers, the same on both surfaces. */
+const ANSWER_HEADERS: AnswerWriter<FastifyReply> = {
+  retryAfter: (reply, seconds) => void reply.header('retry-after', String(seconds)),
+  rateLimit: (reply, decision, windowMs) => void reply.headers(rateLimitHeaders('per-key', decision, windowMs)),
+  replayed: (reply) => void reply.header('idempotent-replayed', 'true'),
+};
+
 /**
- * What a procedure receives, per request, on either surface. Exported so that test/trpc-wire.test.ts
- * can give tRPC's stock Fastify adapter exactly the same context.
+ * What a procedure receives, per request, on either surface (src/api/context.ts). Exported so that
+ * test/trpc-wire.test.ts can give tRPC's stock Fastify adapter exactly the same context.
  */
 export function createContextFactory(
   config: AppConfig,
   database: Database,
   { keyRateLimiter, storage }: { keyRateLimiter: Context['keyRateLimiter']; storage: StorageHealth },
-) {
+): CreateContext<FastifyReply> {
   const pets = createPetRepository(database.sql);
   const idempotency = createIdempotencyStore(database.sql, config.idempotencyTtlMs);
-  return (request: FastifyRequest, reply: FastifyReply): Context => ({
-    identity: request.identity,
-    authRetryAfterSeconds: request.authRetryAfterSeconds,
-    authFault: request.authFault,
-    idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-    keyRateLimiter,
-    storage,
-    retryAfter: (seconds) => void reply.header('retry-after', String(seconds)),
-    rateLimit: (decision, windowMs) => void reply.headers(rateLimitHeaders('per-key', decision, windowMs)),
-    noteReplayed: () => void reply.header('idempotent-replayed', 'true'),
-    // Only the REST surface links pages (src/http/rest-plugin.ts replaces this there).
-    setNextPage: () => {},
-    pets,
-    idempotency,
-  });
+  return contextFactory({ pets, idempotency, keyRateLimiter, storage }, ANSWER_HEADERS);
 }
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
   const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
-  const trpcErrors = trpcRequestErrors(appRouter);
+  const trpcErrors = trpcErrorShapes(appRouter);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -146,13 +147,14 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
-      if (isTrpcTarget(request.url)) trpcErrors.sendFastifyError(reply, error);
-      else sendEnvelope(reply, envelopeForFastifyError(error));
+      const answer = answerForFastifyError(error);
+      if (isTrpcTarget(request.url)) trpcErrors.send(reply, answer);
+      else sendEnvelope(reply, answer);
     },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
-      const refusal = describeClientError(error);
-      socket.end(isTrpcTarget(refusal.target) ? trpcErrors.rawResponse(refusal) : rawHttpErrorResponse(refusal));
+      const answer = answerForClientError(error);
+      socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
     },
   });
 
@@ -208,16 +210,21 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     reply.header('traceparent', formatTraceparent(traceContextOf(request)));
     done();
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // Every 401, on either surface, carries the Bearer challenge. tRPC's handler hands Fastify a
+    // Response, whose status Fastify copies to the reply only after this hook.
+    if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
+      reply.header('www-authenticate', bearerChallenge(request));
+    }
     // Tell keep-alive clients not to reuse a connection that is about to close.
     if (closing) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const envelope = envelopeForFastifyError(error);
-    if (envelope.status >= 500) request.log.error({ err: error }, 'request failed');
-    return sendEnvelope(reply, envelope);
+    const answer = answerForFastifyError(error);
+    if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendEnvelope(reply, answer);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
 

@@ -265,6 +265,16 @@ const battery: WireRequest[] = [
     )}`,
   ),
   post(
+    'batch of 60 creates, no key',
+    `/trpc/${Array(60).fill('pets.create').join(',')}?batch=1`,
+    JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [i, { name: `Keyless ${i}`, categoryId: 1 }]))),
+    { ...JSON_TYPE, ...NO_KEY },
+  ),
+  get('batch of 60 queries, no key, jsonl', `/trpc/${Array(60).fill('pets.list').join(',')}?batch=1`, {
+    'trpc-accept': 'application/jsonl',
+    ...NO_KEY,
+  }),
+  post(
     'batch of 60 creates, some invalid',
     `/trpc/${Array(60).fill('pets.create').join(',')}?batch=1`,
     JSON.stringify(
@@ -335,6 +345,19 @@ const LISTED_DIFFERENCES: Record<string, string> = {
     'Fastify cannot decode the path and refuses it (400) in its own shape; we route it with its encoding kept as sent, and answer tRPC’s own 400 "Invalid URL-encoding in path", as JSON (tRPC’s handler sends that one as text/plain).',
 };
 
+/**
+ * Requests without a key that name several calls or ask for a stream, with how many calls: the
+ * service refuses each as a whole before its body is read, with one error that does not grow with
+ * the batch and that tRPC's links give to every call (test/trpc-refusals.test.ts); tRPC's handler
+ * answers call by call (a streamed one with 200). Same words, one error instead of one per call.
+ */
+const REFUSED_AS_ONE: Record<string, number> = {
+  'batch of 2: no key': 2,
+  'list, jsonl, no key': 1,
+  'batch of 60 creates, no key': 60,
+  'batch of 60 queries, no key, jsonl': 60,
+};
+
 /** Headers only the service sends, and why (compared on their own, not against the reference). */
 const OUR_HEADERS = {
   // RFC 9110 §11.6.1 / RFC 6750 §3: a 401 carries a challenge; tRPC's adapter sends none.
@@ -361,21 +384,22 @@ describe('the /trpc wire format is tRPC’s own', () => {
   it('the battery is large and covers the kinds of request asked for', () => {
     expect(battery.length).toBeGreaterThanOrEqual(100);
     expect(new Set(battery.map((request) => request.label)).size).toBe(battery.length);
-    for (const label of Object.keys(LISTED_DIFFERENCES)) expect(answers.has(label), label).toBe(true);
+    for (const label of [...Object.keys(LISTED_DIFFERENCES), ...Object.keys(REFUSED_AS_ONE)]) expect(answers.has(label), label).toBe(true);
   });
 
-  it.each(battery.filter((request) => !(request.label in LISTED_DIFFERENCES)).map((request) => [request.label, request]))(
-    '%s: same status, body and headers',
-    (_label, request) => {
-      const { ours: mine, reference: theirs } = answers.get(request.label)!;
-      expect(comparable(mine)).toEqual(comparable(theirs));
-      for (const [name, expected] of Object.entries(OUR_HEADERS)) {
-        const pattern = expected(mine);
-        if (pattern) expect(mine.headers[name]).toMatch(pattern);
-        else expect(mine.headers[name]).toBeUndefined();
-      }
-    },
-  );
+  it.each(
+    battery
+      .filter((request) => !(request.label in LISTED_DIFFERENCES) && !(request.label in REFUSED_AS_ONE))
+      .map((request) => [request.label, request]),
+  )('%s: same status, body and headers', (_label, request) => {
+    const { ours: mine, reference: theirs } = answers.get(request.label)!;
+    expect(comparable(mine)).toEqual(comparable(theirs));
+    for (const [name, expected] of Object.entries(OUR_HEADERS)) {
+      const pattern = expected(mine);
+      if (pattern) expect(mine.headers[name]).toMatch(pattern);
+      else expect(mine.headers[name]).toBeUndefined();
+    }
+  });
 
   it.each(Object.entries(LISTED_DIFFERENCES))('listed difference: %s (%s)', (label) => {
     const { ours: mine, reference: theirs } = answers.get(label)!;
@@ -383,6 +407,22 @@ describe('the /trpc wire format is tRPC’s own', () => {
     expect(mine.status).toBe(theirs.status);
     const body = JSON.parse(mine.body) as { error: { code: number; data: { code: string; httpStatus: number } } };
     expect(body.error).toMatchObject({ code: expect.any(Number), data: { code: expect.any(String), httpStatus: mine.status } });
+  });
+});
+
+describe('a request without a key that names several calls is refused as one', () => {
+  it.each(Object.entries(REFUSED_AS_ONE))('%s: one UNAUTHORIZED error with the words of a single call’s', (label, calls) => {
+    const { ours: mine, reference: theirs } = answers.get(label)!;
+    const single = JSON.parse(answers.get('list, no key')!.ours.body) as { error: { message: string; code: number } };
+    expect(mine.status).toBe(401);
+    expect(mine.headers['content-type']).toBe('application/json');
+    expect(mine.headers['www-authenticate']).toBe('Bearer realm="animal-store"');
+    expect(JSON.parse(mine.body)).toEqual({
+      error: { message: single.error.message, code: single.error.code, data: { code: 'UNAUTHORIZED', httpStatus: 401 } },
+    });
+    // tRPC's handler: the same words once per call.
+    expect([200, 401]).toContain(theirs.status);
+    expect(theirs.body.split(JSON.stringify(single.error.message).slice(1, -1)).length - 1).toBe(calls);
   });
 });
 

@@ -49,13 +49,22 @@ describe('pets over tRPC', () => {
     expect(error.message).toMatch(/name/);
   });
 
-  it('is as strict as REST: no coercion of strings to numbers, even after REST calls', async () => {
-    // REST calls first: trpc-to-openapi would otherwise switch coercion on for the shared schemas.
+  it('is as strict as REST: no coercion of strings to numbers, even after REST calls and the document', async () => {
+    // REST calls and the generated document first: the schemas are shared with REST, and
+    // trpc-to-openapi's own handler (not used here) would switch zod's coercion on for them.
     await server.request('/v1/pets?limit=3');
+    await server.request('/v1/pets/1');
     await server.post('/v1/pets', { name: 'Warm-up', categoryId: 1 });
+    expect((await server.request('/v1/openapi.json')).status).toBe(200);
     for (const call of [
       // @ts-expect-error a string is not an int64
       () => trpc.pets.create.mutate({ name: 'Rex', categoryId: '7' }),
+      // @ts-expect-error a string is not an id
+      () => trpc.pets.get.query({ petId: '7' }),
+      // @ts-expect-error a string is not a limit
+      () => trpc.pets.list.query({ limit: '2' }),
+      // @ts-expect-error a string is not an id
+      () => trpc.pets.list.query({ after: '1' }),
       // @ts-expect-error null is not a name
       () => trpc.pets.create.mutate({ name: null, categoryId: 7 }),
       () => trpc.pets.create.mutate({ name: 'Rex', categoryId: 2 ** 53 }),

@@ -7,17 +7,10 @@
 // `trpcInternals(router)` checks at start-up that the internals still look as used here, and fails
 // with a message naming what changed; test/trpc-wire.test.ts compares the answers with tRPC's own
 // Fastify adapter request by request, so a tRPC upgrade that changes either breaks there first.
-import {
-  getTRPCErrorFromUnknown,
-  getTRPCErrorShape,
-  transformTRPCResponse,
-  TRPCError,
-  type AnyTRPCRouter,
-  type TRPC_ERROR_CODE_KEY,
-} from '@trpc/server';
-import { getHTTPStatusCode, getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { getTRPCErrorFromUnknown, getTRPCErrorShape, transformTRPCResponse, TRPCError, type AnyTRPCRouter } from '@trpc/server';
+import { getHTTPStatusCode } from '@trpc/server/http';
 import { defaultTransformer, getParseFn, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import type { ApiMeta } from './trpc.js';
+import type { ApiMeta } from './meta.js';
 
 type ProcedureType = 'query' | 'mutation' | 'subscription';
 
@@ -266,10 +259,7 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
     /** Whatever a procedure threw, as a TRPCError (unknown errors become INTERNAL_SERVER_ERROR). */
     toTRPCError: (cause: unknown): TRPCError => getTRPCErrorFromUnknown(cause),
 
-    /** The HTTP status of an error's code, tRPC's mapping (also the REST status). */
-    statusOf: (error: TRPCError): number => getHTTPStatusCodeFromError(error),
-
-    /** An error's shape as the router's errorFormatter makes it (src/api/trpc.ts). */
+    /** An error's shape as the router's errorFormatter makes it (src/api/errors.ts, formatTrpcError). */
     errorShape,
 
     /** The HTTP status of a response or a batch of them (207 when they differ), as tRPC computes it. */
@@ -279,23 +269,6 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
     serializeResponse: (body: TrpcResponseItem | TrpcResponseItem[]): string =>
       // tRPC's default transformer is the identity: its copy of the body would change nothing.
       JSON.stringify(identityTransformer ? body : transformTRPCResponse(config, body as never)),
-
-    /**
-     * The body of an error that happened before any procedure (Fastify or Node refused the request),
-     * in tRPC's shape so that tRPC clients decode it. `httpStatus` is the real status, also where
-     * tRPC has no code of its own for it (431: code BAD_REQUEST).
-     */
-    requestErrorBody(code: TRPC_ERROR_CODE_KEY, message: string, httpStatus?: number): string {
-      const shape = errorShape({
-        error: new TRPCError({ code, message }),
-        type: 'unknown',
-        path: undefined,
-        input: undefined,
-        ctx: undefined,
-      });
-      if (httpStatus !== undefined) shape.data = { ...shape.data, httpStatus };
-      return JSON.stringify(transformTRPCResponse(config, { error: shape } as never));
-    },
   };
 }
 

@@ -1,5 +1,6 @@
 // Puts the caller's identity on every request (`request.identity`, null when the key is missing or
-// wrong), so that both surfaces see the same answer; each surface then decides how to refuse.
+// wrong), so that both surfaces see the same answer; src/api/refusals.ts decides what a request
+// without one is refused with, and `prepareRefusal` below readies the surfaces' early answer.
 //
 // It also limits wrong keys per client address (src/limits/client-address.ts): the attempt is
 // counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
@@ -14,6 +15,7 @@
 // request is marked with it (`request.authFault`) and the surfaces answer 503 with Retry-After.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Refusal } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
 import { clientLimitKey } from '../limits/client-address.js';
@@ -186,11 +188,13 @@ function noteFault(request: FastifyRequest, error: unknown): void {
 export const authentication = fp(plugin, { name: 'authentication' });
 
 /**
- * For a request refused before its body is read (no valid key): ask Node to close the connection
- * once the answer is sent, so the rest of the body is never read (a client trickling a large body
- * would otherwise hold the connection while Node drains it to reach the next request).
+ * Readies the answer to a request refused before its body is read (src/api/refusals.ts): its
+ * Retry-After, and Node asked to close the connection once the answer is sent, so that the rest of
+ * the body is never read (a client trickling a large body would otherwise hold the connection
+ * while Node drains it to reach the next request). The surface then sends its own body.
  */
-export function closeAfterRefusal(request: FastifyRequest, reply: FastifyReply): void {
+export function prepareRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
+  if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
   const { headers } = request;
   const announcesBody =
     headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');

@@ -7,7 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { sendError } from './error-envelope.js';
+import { sendError } from '../api/errors.js';
 
 /** A Fastify server of this service (HTTP/1.1, the pino logger). */
 type ServiceServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;

@@ -11,7 +11,7 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { toJSONSchema } from 'zod';
-import { ErrorEnvelope } from './error-envelope.js';
+import { ErrorEnvelope } from '../api/errors.js';
 import type { RestRoute } from './rest-routes.js';
 
 export const API_TITLE = 'Animal Store';

@@ -13,9 +13,9 @@
 //
 // Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
 //   onRequest      each route's own (`gate`): 404 for an empty path segment, deprecation headers,
-//                  then 429 (too many wrong keys from this address) or 401 with the Bearer
-//                  challenge without a valid key, before the body is read or any parameter is
-//                  looked at
+//                  then the refusal of a request without a valid identity (src/api/refusals.ts:
+//                  401, 429 while its address is locked out, 503 when the key could not be
+//                  checked), before the body is read or any parameter is looked at
 //   handler        the procedure, and its answer or its error in the envelope; a body that is not
 //                  a JSON object, or query/path parameters that are not strict (inputProblem), are
 //                  the procedure's input error, after the key check and the per-key limit
@@ -25,13 +25,12 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
-import type { Context } from '../api/context.js';
+import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
+import { answerForRefusal, answerForTRPCError, sendEnvelope, sendError } from '../api/errors.js';
+import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
-import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS } from '../db/database-errors.js';
-import { closeAfterRefusal } from './authentication.js';
-import { bearerChallenge } from './bearer-challenge.js';
+import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
-import { describeIssues, errorEnvelope, sendEnvelope, sendError } from './error-envelope.js';
 import { docsPlugin } from './docs-plugin.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
 import {
@@ -47,7 +46,7 @@ import {
 
 export interface RestPluginOptions {
   router: AppRouter;
-  createContext: (request: FastifyRequest, reply: FastifyReply) => Context;
+  createContext: CreateContext<FastifyReply>;
 }
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
@@ -104,48 +103,20 @@ function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; 
  * The RFC 8288 `Link` header to a list's next page: the route's own path (a list has no path
  * parameters) with the procedure's input values as the query.
  */
-function nextPageLink(route: RestRoute, input: Record<string, string | number | undefined>): string {
+function nextPageLink(route: RestRoute, input: NextPageInput): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(input)) if (value !== undefined) query.set(name, String(value));
   return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
-}
-
-/** 401 in the envelope, with the challenge every 401 carries. */
-function sendUnauthorized(request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply {
-  reply.header('www-authenticate', bearerChallenge(request));
-  return sendError(reply, 401, message);
-}
-
-/**
- * A request without a valid key, answered before its body is read: 503 when the database could not
- * check the key, 429 when its address made too many wrong guesses, else 401 with the challenge.
- */
-function refuseWithoutIdentity(request: FastifyRequest, reply: FastifyReply): void {
-  closeAfterRefusal(request, reply);
-  if (request.authFault) {
-    reply.header('retry-after', String(RETRY_AFTER_SECONDS[request.authFault]));
-    sendError(reply, 503, DATABASE_FAULT_MESSAGES[request.authFault]);
-    return;
-  }
-  if (request.authRetryAfterSeconds > 0) {
-    reply.header('retry-after', String(request.authRetryAfterSeconds));
-    sendError(reply, 429, `Too many failed authentication attempts from this address; retry after ${request.authRetryAfterSeconds} s.`);
-    return;
-  }
-  sendUnauthorized(request, reply, 'A valid API key is required: send "Authorization: Bearer <key>".');
 }
 
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
 
-  /** A procedure's error in the envelope: validation issues as one sentence, internals never. */
+  /** A procedure's error in the envelope (src/api/errors.ts); an unexpected one is logged. */
   function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
     if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
-    const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
-    const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
-    const status = trpc.statusOf(error);
-    return status === 401 ? sendUnauthorized(request, reply, message) : sendEnvelope(reply, errorEnvelope(status, message));
+    return sendEnvelope(reply, answerForTRPCError(error));
   }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
@@ -187,8 +158,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         request.routePattern = pattern;
         if (deprecation) reply.headers(deprecation);
         // Before the body is read: a caller without a key learns nothing about the input rules.
-        if (!request.identity) {
-          refuseWithoutIdentity(request, reply);
+        const refusal = identityRefusal(request);
+        if (refusal !== null) {
+          prepareRefusal(request, reply, refusal);
+          sendEnvelope(reply, answerForRefusal(refusal));
           return;
         }
         done();
@@ -197,12 +170,15 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
 
     for (const route of routes) {
       const onRequest = gate(route);
+      // A list's next page, as a `Link` header to this route with the next page's input (RFC 8288).
+      const nextPage: NextPageWriter<FastifyReply> | undefined = route.meta.nextPageLink
+        ? (reply, input) => void reply.header('link', nextPageLink(route, input))
+        : undefined;
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
         const { input, problem } = rawInput(route, request);
-        const ctx = createContext(request, reply);
-        ctx.setNextPage = (next) => void reply.header('link', nextPageLink(route, next));
+        const ctx = createContext(request, reply, nextPage);
         let data: unknown;
         try {
           data = await trpc.call({

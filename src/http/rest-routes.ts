@@ -4,14 +4,14 @@
 // 405 with `Allow` for a known path, headers of deprecated operations on every response, and
 // strict integers in query strings and paths.
 //
-// Coercion: trpc-to-openapi's handler sets zod's `coerce` flag on the top-level number fields of
-// the shared input schemas, which would make the tRPC surface coerce too (Number() makes `null` 0
-// and "0x10" 16). Here it is pinned off once, at start-up: query and path values arrive as strings,
-// `strictParamProblem` makes sure integers are plain decimal digits, and `restInput` turns those
-// into numbers before the schema sees them.
+// No coercion: query and path values arrive as strings, `strictParamProblem` makes sure integers
+// are plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
+// The shared schemas never coerce (trpc-to-openapi switches zod's `coerce` on only in its own
+// request handler, which this service does not load), so neither surface turns `null` into 0.
 import type { AnyTRPCRouter } from '@trpc/server';
+import { z } from 'zod';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
-import type { ApiMeta } from '../api/trpc.js';
+import type { ApiMeta } from '../api/meta.js';
 
 export interface RestRoute {
   method: string;
@@ -34,30 +34,27 @@ export interface RestRoute {
 /** The methods whose input is the JSON body; the others' input is the query and path parameters. */
 export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-type ZodLike = {
-  description?: string;
-  _zod: { def: { type: string; coerce?: boolean; innerType?: ZodLike; shape?: Record<string, ZodLike> } };
-};
-
 /** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
-function unwrap(schema: ZodLike): ZodLike {
+function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema;
-  while (current._zod.def.innerType && ['optional', 'default', 'prefault', 'nullable'].includes(current._zod.def.type)) {
-    current = current._zod.def.innerType;
+  while (
+    current instanceof z.ZodOptional ||
+    current instanceof z.ZodDefault ||
+    current instanceof z.ZodPrefault ||
+    current instanceof z.ZodNullable
+  ) {
+    current = current.unwrap() as z.ZodType;
   }
   return current;
 }
 
-const COERCIBLE = new Set(['number', 'bigint', 'boolean', 'date']);
-
-/** Switches `coerce` off on the field's schema for good: later assignments (a library's) are ignored. */
-function pinNoCoercion(field: ZodLike): void {
-  Object.defineProperty(field._zod.def, 'coerce', { get: () => false, set: () => {}, configurable: true });
-}
-
-function inputFields(procedure: ProcedureInfo): Record<string, ZodLike> {
-  const fields: Record<string, ZodLike> = {};
-  for (const input of procedure.inputs as ZodLike[]) Object.assign(fields, unwrap(input)._zod.def.shape ?? {});
+/** The fields of a procedure's object inputs (the only kind a REST route can carry), by name. */
+function inputFields(procedure: ProcedureInfo): Record<string, z.ZodType> {
+  const fields: Record<string, z.ZodType> = {};
+  for (const input of procedure.inputs) {
+    const object = input instanceof z.ZodType ? unwrap(input) : undefined;
+    if (object instanceof z.ZodObject) Object.assign(fields, object.shape);
+  }
   return fields;
 }
 
@@ -66,7 +63,7 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-/** Builds the table from the router, pinning input coercion as described at the top. */
+/** Builds the table from the router. */
 export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
   const routes: RestRoute[] = [];
   for (const [name, procedure] of trpcInternals(router).procedures) {
@@ -82,9 +79,7 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
       const description = schema.description ?? field.description;
       if (description) paramDescriptions[key] = description;
       if (fromString) params.add(key);
-      if (!COERCIBLE.has(field._zod.def.type)) continue;
-      pinNoCoercion(field);
-      if (fromString && field._zod.def.type === 'number') integerParams.add(key);
+      if (fromString && field instanceof z.ZodNumber) integerParams.add(key);
     }
     const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
     routes.push({ method, path, procedure: name, meta, params, integerParams, paramDescriptions, pattern: pathPattern(path), fastifyPath });

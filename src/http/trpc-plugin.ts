@@ -1,8 +1,11 @@
 // The typed tRPC surface at /trpc, for internal TypeScript apps (`createTRPCClient<AppRouter>`).
 // Every answer under /trpc is in tRPC's own format, which tRPC clients decode: procedure errors, and
 // also what Fastify or Node refuse before tRPC runs (a body over the limit, a content type with no
-// parser, a malformed URL, an unknown path, headers too large: `trpcRequestErrors` below, used by
-// src/app.ts for the last two). Errors never carry a stack trace (src/api/trpc.ts).
+// parser, a malformed URL, an unknown path, headers too large), all shaped by src/api/errors.ts.
+//
+// A request without a valid identity is refused here before its body is read (src/api/refusals.ts
+// decides), and its connection closed: a single call with the answer tRPC's handler would give it,
+// a batch or a stream with one error for the whole request, which tRPC's links give to every call.
 //
 // Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON),
 // alone or as a batch of one (what httpBatchLink sends for a lone call), not streamed, is answered
@@ -12,25 +15,22 @@
 // builds a Fetch `Request` and `Response` per call, most of a small call's time (docs/benchmarks.md).
 // test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import { TRPCError } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
 import type { AppRouter } from '../api/root-router.js';
-import type { Context } from '../api/context.js';
+import type { Context, CreateContext } from '../api/context.js';
+import { answerForFastifyError, answerForRefusal, sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorShapes } from '../api/errors.js';
+import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
-import { closeAfterRefusal } from './authentication.js';
-import { bearerChallenge } from './bearer-challenge.js';
+import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
-import { ERROR_CODES, envelopeForFastifyError, rawHttpResponse, type RawClientError } from './error-envelope.js';
 
 export const TRPC_PREFIX = '/trpc';
 
 export interface TrpcPluginOptions {
   router: AppRouter;
-  createContext: (request: FastifyRequest, reply: FastifyReply) => Context;
+  createContext: CreateContext<FastifyReply>;
 }
-
-/** tRPC answers every call with these (resolveResponse). */
-const TRPC_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' };
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
 const BOM = '\uFEFF';
@@ -40,16 +40,9 @@ function mediaType(header: string | undefined): string | undefined {
   return header?.split(';', 1)[0]?.trim().toLowerCase();
 }
 
-/** tRPC's JSON text is already serialized: sent as it is. */
-const asIs = (text: string) => text;
-
-/**
- * Sends tRPC's JSON text as tRPC's handler does: `Content-Type: application/json` exactly. Fastify
- * appends `; charset=utf-8` to a string body unless the reply has a serializer of its own; the
- * text goes out as a string, in one write with the head (a Buffer would be a copy and a second chunk).
- */
-function sendJson(reply: FastifyReply, status: number, headers: Record<string, string>, text: string): FastifyReply {
-  return reply.code(status).headers(headers).serializer(asIs).send(text);
+/** Whether an Accept header asks for a stream, as tRPC reads it (one of its types is exactly jsonl). */
+function acceptsJsonl(accept: string | undefined): boolean {
+  return accept !== undefined && accept.split(',').some((type) => type.trim() === 'application/jsonl');
 }
 
 function decodable(text: string): boolean {
@@ -66,36 +59,6 @@ export function isTrpcTarget(target: string): boolean {
   return target.startsWith(TRPC_PREFIX) && ['/', '?', undefined].includes(target[TRPC_PREFIX.length]);
 }
 
-/** The tRPC code for an HTTP status we answer with; tRPC has none for 431, so BAD_REQUEST (with httpStatus 431). */
-function trpcCodeOf(status: number): TRPC_ERROR_CODE_KEY {
-  const code = ERROR_CODES[status as keyof typeof ERROR_CODES];
-  return !code || code === 'REQUEST_HEADER_FIELDS_TOO_LARGE' ? (status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST') : code;
-}
-
-/**
- * Answers in tRPC's error shape for requests refused before tRPC runs. src/app.ts uses it for
- * /trpc targets in Fastify's `frameworkErrors` and in the raw `clientErrorHandler`; the plugin
- * below for its own error and not-found handlers.
- */
-export function trpcRequestErrors(router: AnyTRPCRouter) {
-  const trpc = trpcInternals(router);
-  const body = (status: number, message: string) => trpc.requestErrorBody(trpcCodeOf(status), message, status);
-  const send = (reply: FastifyReply, status: number, message: string): FastifyReply =>
-    sendJson(reply, status, TRPC_HEADERS, body(status, message));
-  return {
-    send,
-    /** An error Fastify raised (body limit, content type, malformed URL), with the envelope's status and words. */
-    sendFastifyError(reply: FastifyReply, error: FastifyError): FastifyReply {
-      const { status, message } = envelopeForFastifyError(error);
-      return send(reply, status, message);
-    },
-    /** A whole HTTP response for a request Node's parser refused. */
-    rawResponse(refusal: RawClientError): string {
-      return rawHttpResponse(refusal, TRPC_HEADERS['content-type'], body(refusal.status, refusal.message));
-    },
-  };
-}
-
 /**
  * The options of tRPC's Fastify handler for this service: the context, the deprecation headers of
  * deprecated procedures (the same as on REST), and which errors are logged. Exported so that
@@ -103,7 +66,7 @@ export function trpcRequestErrors(router: AnyTRPCRouter) {
  */
 export function trpcHandlerOptions(
   router: AppRouter,
-  createContext: TrpcPluginOptions['createContext'],
+  createContext: CreateContext<FastifyReply>,
 ): FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply> {
   const procedures = trpcInternals(router).procedures;
   return {
@@ -126,15 +89,18 @@ function deprecationHeadersOf(
   return deprecation ? deprecationHeaders(deprecation) : {};
 }
 
+/** Marks a request refused as a whole (a batch of several calls, or a stream), not as its one call. */
+const WHOLE_REQUEST = Symbol('whole request');
+
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
   const trpc = trpcInternals<Context>(router);
-  const requestErrors = trpcRequestErrors(router);
+  const errors = trpcErrorShapes<Context>(router);
 
   const trpcOptions = trpcHandlerOptions(router, createContext);
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
-    [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_HEADERS, ...deprecationHeadersOf(trpc.procedures, [path]) }]),
+    [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_JSON_HEADERS, ...deprecationHeadersOf(trpc.procedures, [path]) }]),
   );
 
   /**
@@ -193,18 +159,39 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
     let ctx: Context | undefined;
     let response: TrpcResponseItem;
-    let errors: TRPCError[] = [];
+    let failed: TRPCError[] = [];
     try {
       ctx = createContext(request, reply);
       response = { result: { data: await trpc.call({ path, type, ctx, getRawInput }) } };
     } catch (cause) {
       const error = trpc.toTRPCError(cause);
       trpcOptions.onError?.({ error, req: request, type, path, input, ctx });
-      errors = [error];
-      response = { error: trpc.errorShape({ error, type, path, input, ctx }) };
+      failed = [error];
+      response = errors.callError(error, { type, path, input, ctx });
     }
-    const status = trpc.statusOfResponses([response], errors);
-    return sendJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [response] : response));
+    const status = trpc.statusOfResponses([response], failed);
+    return sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [response] : response));
+  }
+
+  /**
+   * How a request without a valid identity is refused: as the one call tRPC would run (the answer
+   * tRPC's handler gives it from the middleware), or as a whole when it is a batch of several calls
+   * or a stream, with one error that does not grow with the batch. Undefined when tRPC answers it
+   * without running a call (HEAD, no such procedure, a wrong method, a content type it does not
+   * read as JSON, a stream that is not a batch).
+   */
+  function refusedAs(request: FastifyRequest, path: string, batched: boolean): ProcedureInfo | typeof WHOLE_REQUEST | undefined {
+    if (request.method === 'HEAD') return undefined;
+    const streamed = request.headers['trpc-accept'] !== undefined || acceptsJsonl(request.headers.accept);
+    if (batched && (streamed || path.includes(','))) return WHOLE_REQUEST;
+    if (streamed) return undefined;
+    const procedure = trpc.procedures.get(path);
+    const type = mediaType(request.headers['content-type']);
+    if (procedure?.type === 'query') {
+      return request.method === 'GET' && type !== 'multipart/form-data' && type !== 'application/octet-stream' ? procedure : undefined;
+    }
+    if (procedure?.type === 'mutation') return request.method === 'POST' && type === 'application/json' ? procedure : undefined;
+    return undefined;
   }
 
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
@@ -217,37 +204,38 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   // segment (`/trpc`, `/trpc/a/b`): tRPC's shape, not the REST envelope.
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if ((error.statusCode ?? 500) >= 500) request.log.error({ err: error }, 'request failed');
-    return requestErrors.sendFastifyError(reply, error);
+    return errors.send(reply, answerForFastifyError(error));
   });
-  app.setNotFoundHandler((request, reply) => requestErrors.send(reply, 404, `No procedure found on path "${request.url.split('?')[0]}"`));
-
-  // Every 401 carries the Bearer challenge. onSend sees the status of tRPC's handler's answer only
-  // on the Response it hands to Fastify (Fastify copies it to the reply after this hook).
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const status = payload instanceof Response ? payload.status : reply.statusCode;
-    if (status === 401) reply.header('www-authenticate', bearerChallenge(request));
-    done(null, payload);
-  });
+  app.setNotFoundHandler((request, reply) =>
+    errors.send(reply, { status: 404, message: `No procedure found on path "${request.url.split('?')[0]}"` }),
+  );
 
   // The log names the procedures called (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`);
-  // unknown names stay out of it: they are the caller's text.
-  // A call without a valid key is answered here, before its body is read, and its connection
-  // closed (every procedure needs a key; the middleware refuses before it looks at the input).
+  // unknown names stay out of it: they are the caller's text. Then the early refusal: why, from
+  // src/api/refusals.ts (another early reason would be checked beside identityRefusal); as what,
+  // from `refusedAs`. Answered here, done() is not called: neither the body nor the handler is reached.
   // A callback-style hook: a call with a key passes on without a promise of its own.
   const singlePatterns = new Map([...trpc.procedures.keys()].map((path) => [path, `${app.prefix}/${path}`]));
   app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
-    if (path !== undefined) {
-      const pattern = singlePatterns.get(path);
-      if (pattern !== undefined) request.routePattern = pattern;
-      else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
+    if (path === undefined) return done();
+    const pattern = singlePatterns.get(path);
+    if (pattern !== undefined) request.routePattern = pattern;
+    else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
+    const refusal = identityRefusal(request);
+    if (refusal === null) return done();
+    const { batch } = request.query as Record<string, unknown>;
+    const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
+    const refused = refusedAs(request, path, batched);
+    if (refused === undefined) return done();
+    prepareRefusal(request, reply, refusal);
+    const { status } = answerForRefusal(refusal);
+    if (refused === WHOLE_REQUEST) {
+      sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
+      return;
     }
-    if (request.identity || path === undefined) return done();
-    const procedure = directProcedure(request, path);
-    if (!procedure) return done();
-    closeAfterRefusal(request, reply);
-    // Answered here: done() is not called, so the route handler does not run.
-    answerDirectly(request, reply, procedure).catch((error: Error) => done(error));
+    const call = errors.refusedCall(refusal, { type: refused.type, path, input: undefined, ctx: undefined });
+    sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [call] : call));
   });
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
@@ -255,7 +243,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     // tRPC decodes the path once more and refuses what it cannot decode, but as text/plain: the
     // same answer here, as JSON. (A URL that Fastify itself could not decode arrives with its `%`
     // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
-    if (path.includes('%') && !decodable(path)) return requestErrors.send(reply, 400, `Invalid URL-encoding in path "${path}"`);
+    if (path.includes('%') && !decodable(path))
+      return errors.send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     const procedure = directProcedure(request, path);
     if (procedure) return answerDirectly(request, reply, procedure);
     await fastifyRequestHandler({ ...trpcOptions, req: request, res: reply, path });

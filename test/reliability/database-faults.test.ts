@@ -54,6 +54,28 @@ describe('PostgreSQL refusing connections while a stored key is checked', () => 
       );
       await expect503(await server.request('/trpc/pets.list', { headers: auth(key), signal: NO_HANG() }), true);
     }
+    // The stored key could not be checked: refused before any procedure, with the same words on
+    // both surfaces and as one error for a whole batch or stream (src/api/refusals.ts).
+    const messages = new Set<string>();
+    for (const [path, headers] of [
+      ['/v1/pets', {}],
+      ['/trpc/pets.list', {}],
+      ['/trpc/pets.list,pets.get,pets.list?batch=1', {}],
+      ['/trpc/pets.list,pets.list?batch=1', { 'trpc-accept': 'application/jsonl' }],
+    ] as const) {
+      const response = await server.request(path, { headers: { ...auth(storedKey), ...headers }, signal: NO_HANG() });
+      expect(response.status, path).toBe(503);
+      expect(response.headers.get('retry-after'), path).toBe('2');
+      const body = await json(response);
+      messages.add(path.startsWith('/v1') ? body.message : body.error.message);
+      if (path.startsWith('/trpc'))
+        expect(body.error.data, path).toEqual({
+          code: 'SERVICE_UNAVAILABLE',
+          httpStatus: 503,
+          ...(path.includes(',') ? {} : { path: 'pets.list' }),
+        });
+    }
+    expect([...messages]).toHaveLength(1);
 
     await cluster.start();
     expect((await server.request('/v1/pets', { headers: auth(storedKey) })).status).toBe(200);

@@ -1,0 +1,267 @@
+// Every error's answer, shaped here and nowhere else. Whatever raised it (a procedure's TRPCError, a
+// refusal before the body is read, Fastify refusing a body or a URL, Node's parser refusing a
+// request, a database fault), an error becomes an `ErrorAnswer` (status and message), which leaves
+// either as the REST envelope `{ code, message, status }` (spec section 7), or in tRPC's own error
+// shape under /trpc, made by tRPC's getErrorShape with this module's formatter, so that tRPC
+// clients decode it (test/trpc-wire.test.ts holds it to tRPC's own handler). The surfaces only
+// choose the shape and send it.
+//
+// An unexpected error (500) never carries its message, which can name internals (SQL, files): that
+// is for the log. A 503 keeps its message: only our own code answers 503, with a sentence written
+// for the caller.
+import type { FastifyError, FastifyReply } from 'fastify';
+import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { z } from 'zod';
+import { REFUSAL_CODES, type Refusal } from './refusals.js';
+import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
+
+/**
+ * The values of `code`, one per status we answer with. They are tRPC's error code names, so a
+ * client sees the same word on both surfaces (REST `code`, tRPC `error.data.code`); tRPC has none
+ * for 431, which its shape calls BAD_REQUEST (with httpStatus 431).
+ */
+const ERROR_CODES = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  408: 'TIMEOUT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+} as const;
+type ErrorStatus = keyof typeof ERROR_CODES;
+export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
+
+export const ErrorEnvelope = z
+  .object({
+    code: z.enum(Object.values(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).meta({
+      description: 'Machine-readable error code.',
+    }),
+    message: z.string().meta({ description: 'Human-readable description: which input was wrong and how.' }),
+    status: z.int().min(400).max(599).meta({ description: 'The HTTP status code of the response.', example: 400 }),
+  })
+  .meta({ description: 'The body of every error response.' });
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+
+/** What an error answer says, on either surface: its HTTP status and the message for the caller. */
+export interface ErrorAnswer {
+  status: number;
+  message: string;
+}
+
+/** A request Node's HTTP parser refused, as far as its raw bytes tell. */
+export interface ClientErrorAnswer extends ErrorAnswer {
+  status: 400 | 408 | 431;
+  /** The request line's target (path and query), when the line could be read; '' otherwise. */
+  target: string;
+  /** An answer to HEAD has no body (a client would read one as the start of a next response). */
+  isHead: boolean;
+}
+
+const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/** The message a caller may see for an answer of `status`. */
+function publicMessage(status: number, message: string): string {
+  return status === 500 ? INTERNAL_ERROR_MESSAGE : message;
+}
+
+function isErrorStatus(status: number): status is ErrorStatus {
+  return status in ERROR_CODES;
+}
+
+/** A status we do not list becomes 400 (other 4xx) or 500. */
+function knownStatus(status: number): ErrorStatus {
+  return isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors in.
+
+/** A procedure's error (or anything it threw, as tRPC wraps it): tRPC's status, validation issues as one sentence. */
+export function answerForTRPCError(error: TRPCError): ErrorAnswer {
+  const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
+  const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
+  return { status: getHTTPStatusCodeFromError(error), message };
+}
+
+/** tRPC's HTTP status for each refusal's code, asked of tRPC once. */
+const REFUSAL_STATUS = Object.fromEntries(
+  REFUSAL_CODES.map((code) => [code, getHTTPStatusCodeFromError(new TRPCError({ code }))]),
+) as Record<Refusal['code'], number>;
+
+/** A refusal before the procedure runs (src/api/refusals.ts). */
+export function answerForRefusal(refusal: Refusal): ErrorAnswer {
+  return { status: REFUSAL_STATUS[refusal.code], message: refusal.message };
+}
+
+/** An error Fastify raised itself (body parsing, limits, content type, a URL it cannot decode). */
+export function answerForFastifyError(error: FastifyError): ErrorAnswer {
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return { status: 400, message: 'body: is not valid JSON' };
+  }
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'body: is required (a JSON object)' };
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, message: 'body: is larger than the limit' };
+  if (error.code === 'FST_ERR_BAD_URL') return { status: 400, message: 'the URL is malformed (invalid percent-encoding)' };
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return { status: 415, message: 'body: must be sent as Content-Type: application/json' };
+  }
+  return { status: knownStatus(error.statusCode ?? 500), message: error.message };
+}
+
+/** A request Node's parser refused (`clientErrorHandler`), from its raw packet. */
+export function answerForClientError(error: { code?: string; rawPacket?: unknown }): ClientErrorAnswer {
+  const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
+  const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
+  const isHead = method === 'HEAD';
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'request headers are too large', target, isHead };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, message: 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)', target, isHead };
+  }
+  return { status: 400, message: 'the request is not valid HTTP', target, isHead };
+}
+
+interface Issue {
+  path?: readonly PropertyKey[];
+  message: string;
+}
+
+/** One readable sentence from validation issues: `name: must not be empty; categoryId: must be an integer`. */
+function describeIssues(issues: readonly Issue[], subject = 'body'): string {
+  // One problem per field is enough to fix it; the first is the most basic (type before format).
+  const byField = new Map<string, string>();
+  for (const issue of issues) {
+    const where = issue.path && issue.path.length > 0 ? issue.path.map(String).join('.') : subject;
+    if (!byField.has(where)) byField.set(where, `${where}: ${issue.message}`);
+  }
+  return [...byField.values()].join('; ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The REST envelope out.
+
+function errorEnvelope(status: number, message: string): ErrorEnvelope {
+  const known = knownStatus(status);
+  return { code: ERROR_CODES[known], message: publicMessage(known, message), status: known };
+}
+
+export function sendEnvelope(reply: FastifyReply, { status, message }: ErrorAnswer): FastifyReply {
+  const envelope = errorEnvelope(status, message);
+  return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return sendEnvelope(reply, { status, message });
+}
+
+const RAW_REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused. */
+function rawHttpResponse(answer: ClientErrorAnswer, contentType: string, body: string): string {
+  const reason = RAW_REASONS[answer.status] ?? 'Bad Request';
+  return (
+    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${answer.isHead ? '' : body}`
+  );
+}
+
+/**
+ * The envelope in a whole response, for requests so malformed that Node's parser refused them
+ * before Fastify saw a request (Fastify's own answer there is another body shape).
+ */
+export function rawHttpErrorResponse(answer: ClientErrorAnswer): string {
+  return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// tRPC's shape out.
+
+/**
+ * The router's errorFormatter (src/api/trpc.ts): tRPC's default shape, with the message a caller
+ * may see. Every tRPC error body goes through it, tRPC's own handler's included.
+ */
+export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({ shape }: { shape: TShape }): TShape {
+  const message = publicMessage(shape.data.httpStatus, shape.message);
+  return message === shape.message ? shape : { ...shape, message };
+}
+
+/** tRPC's headers on every JSON answer (resolveResponse). */
+export const TRPC_JSON_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' } as const;
+
+/** The tRPC code for a status; tRPC has none for 431 (its shape says BAD_REQUEST, with httpStatus 431). */
+function trpcCodeOf(status: number): TRPC_ERROR_CODE_KEY {
+  const code = ERROR_CODES[knownStatus(status)];
+  return code === 'REQUEST_HEADER_FIELDS_TOO_LARGE' ? 'BAD_REQUEST' : code;
+}
+
+/** One call of a request, as tRPC's error shape names it. */
+export interface TrpcCall<TContext> {
+  type: 'query' | 'mutation' | 'subscription' | 'unknown';
+  path: string | undefined;
+  input: unknown;
+  ctx: TContext | undefined;
+}
+
+/** tRPC's error shape for `router`: per call, and for a request as a whole. */
+export function trpcErrorShapes<TContext>(router: AnyTRPCRouter) {
+  const trpc = trpcInternals<TContext>(router);
+
+  /** The JSON text of an error of the request as a whole; `httpStatus` is the real status, also where tRPC has no code for it. */
+  function requestBody({ status, message }: ErrorAnswer): string {
+    const shape = trpc.errorShape({
+      error: new TRPCError({ code: trpcCodeOf(status), message }),
+      type: 'unknown',
+      path: undefined,
+      input: undefined,
+      ctx: undefined,
+    });
+    if (shape.data.httpStatus !== status) shape.data = { ...shape.data, httpStatus: status };
+    return trpc.serializeResponse({ error: shape });
+  }
+
+  return {
+    /** One call's error, as tRPC's handler makes it: the item of a response (or of a batch's array). */
+    callError(error: TRPCError, call: TrpcCall<TContext>): TrpcResponseItem {
+      return { error: trpc.errorShape({ error, ...call }) };
+    },
+
+    /** A refusal of one call, as tRPC would answer it from the middleware. */
+    refusedCall(refusal: Refusal, call: TrpcCall<TContext>): TrpcResponseItem {
+      return { error: trpc.errorShape({ error: new TRPCError(refusal), ...call }) };
+    },
+
+    /** A refusal of a whole request (a batch or a stream): one error, without a procedure's path. */
+    refusedRequest(refusal: Refusal): string {
+      return trpc.serializeResponse({
+        error: trpc.errorShape({ error: new TRPCError(refusal), type: 'unknown', path: undefined, input: undefined, ctx: undefined }),
+      });
+    },
+
+    /** Sends an error of the request as a whole (no procedure ran), as tRPC's handler sends JSON. */
+    send(reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
+      return sendTrpcJson(reply, answer.status, TRPC_JSON_HEADERS, requestBody(answer));
+    },
+
+    /** A whole HTTP response for a request Node's parser refused. */
+    rawResponse(answer: ClientErrorAnswer): string {
+      return rawHttpResponse(answer, TRPC_JSON_HEADERS['content-type'], requestBody(answer));
+    },
+  };
+}
+
+/** tRPC's JSON text is already serialized: sent as it is. */
+const asIs = (text: string) => text;
+
+/**
+ * Sends tRPC's JSON text as tRPC's handler does: `Content-Type: application/json` exactly. Fastify
+ * appends `; charset=utf-8` to a string body unless the reply has a serializer of its own; the
+ * text goes out as a string, in one write with the head (a Buffer would be a copy and a second chunk).
+ */
+export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
+  return reply.code(status).headers(headers).serializer(asIs).send(text);
+}
