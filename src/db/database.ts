@@ -1,18 +1,17 @@
 // The one place that opens the database: picks the driver adapter for DATABASE_URL, applies the
-// connection settings, and hands out the Prisma client and, on the same connections, the
-// hot-path SQL the repositories use (src/db/sql.ts).
+// connection settings, and hands out the Prisma client and the hot-path SQL the repositories use
+// (src/db/sql.ts), each on connections opened here through the drivers' public APIs.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import type Sqlite from 'better-sqlite3';
+import Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg, { type PoolConfig } from 'pg';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations, migrationsPending } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
-import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
 import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
@@ -29,16 +28,14 @@ export interface Database {
   /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
   prisma: PrismaClient;
   /**
-   * Hot-path SQL (src/db/sql.ts) on the connections `prisma` runs on: on SQLite the better-sqlite3
-   * handle beneath its adapter connection, plus a second connection for transactions; on
-   * PostgreSQL the pg pool its adapter was given. The same connections, so each sees the other's
-   * writes at once.
+   * Hot-path SQL (src/db/sql.ts). On PostgreSQL it runs on the pg pool `prisma`'s adapter was
+   * given. On SQLite it runs on two better-sqlite3 connections of its own to the same file (one
+   * for statements, one for transactions) beside Prisma's adapter connection; in WAL mode each
+   * connection sees what another committed from its next statement on. Either way a write by one
+   * is seen by the other at once.
    */
   sql: SqlDatabase;
-  /**
-   * SQLite: the better-sqlite3 handle beneath `prisma`'s adapter connection (the one `sql` runs
-   * on). Null on PostgreSQL.
-   */
+  /** SQLite: the better-sqlite3 connection `sql` runs its statements on. Null on PostgreSQL. */
   sqlite: Sqlite.Database | null;
   /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
   poolStats: () => PoolStats | null;
@@ -126,41 +123,57 @@ export async function databaseNeedsMigration(databaseUrl: string): Promise<boole
 }
 
 /**
- * A factory that hands Prisma a connection we opened, so that we can use it too. We own it:
- * Prisma's $disconnect leaves it open (it may never have connected at all), close() disposes it.
- */
-function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory {
-  const lent = new Proxy(connection, {
-    get(target, property) {
-      if (property === 'dispose') return async () => {};
-      const value: unknown = Reflect.get(target, property, target);
-      // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? (value.bind(target) as unknown) : value;
-    },
-  });
-  return { provider: connection.provider, adapterName: connection.adapterName, connect: async () => lent };
-}
-
-/**
- * A SQLite connection with this service's settings, chosen for speed with the durability argued
- * in docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
- * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file.
+ * This service's SQLite settings, chosen for speed with the durability argued in
+ * docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
+ * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file, and every
+ *   other connection to the file (this process's others included) sees it from its next statement.
  * - synchronous=NORMAL: no fsync per commit, only at checkpoints. After a crash of the process
  *   nothing committed is lost; after a power loss the last commits can be, but the file is never
  *   corrupt.
  * - journal_size_limit: the WAL file is truncated to 64 MiB after a checkpoint, so a burst of
  *   writes does not leave a large file behind.
- * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
- * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
- * They run on the adapter connection, not through Prisma's query API: the first Prisma query
- * loads its query compiler (memory and start-up time), which the hot paths never need.
+ * synchronous and journal_size_limit hold per connection, so every connection applies them.
+ * The busy timeout (a writer waits for another connection's lock) is a few ms, with asynchronous
+ * retries beyond it (sqlite-busy-retry.ts).
  */
-async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
-  const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();
-  for (const pragma of ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`]) {
-    await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`];
+
+/**
+ * A better-sqlite3 connection of the service's own, for the hot-path SQL (src/db/sql.ts) and the
+ * API-key lookup: opened here, on the same file as Prisma's adapter connection, with the same
+ * settings. 64-bit integers come back as bigint, as through Prisma's adapter.
+ */
+function openSqliteHandle(databaseUrl: string): Sqlite.Database {
+  const file = sqliteFilePath(databaseUrl);
+  mkdirSync(dirname(file), { recursive: true });
+  const handle = new Sqlite(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  try {
+    handle.defaultSafeIntegers(true);
+    for (const pragma of SQLITE_PRAGMAS) handle.pragma(pragma);
+  } catch (error) {
+    handle.close();
+    throw error;
   }
-  return connection;
+  return handle;
+}
+
+/**
+ * Prisma's adapter connection (keys, seeding, tools), opened at Prisma's first query and closed
+ * by its $disconnect: the hot path never needs it. Its statements are retried while another
+ * connection holds the write lock (sqlite-busy-retry.ts). The settings run on the adapter
+ * connection, not through Prisma's query API, which would load its query compiler first.
+ */
+function prismaSqliteAdapter(databaseUrl: string): SqlDriverAdapterFactory {
+  const factory = sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS);
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    async connect() {
+      const connection = await factory.connect();
+      for (const pragma of SQLITE_PRAGMAS) await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+      return busyRetryingStatements(connection);
+    },
+  };
 }
 
 /** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
@@ -205,23 +218,30 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
     };
   }
 
-  const connection = await openSqliteConnection(settings.databaseUrl);
-  const transactionConnection = await openSqliteConnection(settings.databaseUrl);
-  // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
-  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
-  const sqlite = betterSqlite3HandleOf(connection);
+  // Two connections of our own (statements; transactions, one at a time: src/db/sql.ts) and
+  // Prisma's. In WAL mode each sees what the others committed from its next statement on.
+  const handle = openSqliteHandle(settings.databaseUrl);
+  let transactionHandle: Sqlite.Database;
+  try {
+    transactionHandle = openSqliteHandle(settings.databaseUrl);
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  const prisma = new SqlitePrismaClient({ adapter: prismaSqliteAdapter(settings.databaseUrl) });
+  const probe = handle.prepare('SELECT 1');
   return {
     provider,
     prisma,
-    sql: sqliteDatabase(sqlite, betterSqlite3HandleOf(transactionConnection)),
-    sqlite,
+    sql: sqliteDatabase(handle, transactionHandle),
+    sqlite: handle,
     poolStats: () => null,
-    // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
-    ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
+    // On our connection: a readiness probe must not load Prisma's query compiler.
+    ping: async () => void probe.get(),
     close: async () => {
       await prisma.$disconnect();
-      await transactionConnection.dispose();
-      await connection.dispose();
+      transactionHandle.close();
+      handle.close();
     },
   };
 }

@@ -99,4 +99,11 @@ describe("SQLite's storage settings", () => {
     expect(pragma('synchronous')).toBe(1); // NORMAL
     expect(pragma('journal_size_limit')).toBe(64 * 1024 * 1024);
   });
+
+  it("Prisma's connection (keys, seeding) runs with the same settings", async () => {
+    const read = async (name: string) =>
+      Object.values((await database.prisma.$queryRawUnsafe<Array<Record<string, unknown>>>(`PRAGMA ${name}`))[0]!).map(Number)[0];
+    expect(await read('synchronous')).toBe(1);
+    expect(await read('journal_size_limit')).toBe(64 * 1024 * 1024);
+  });
 });
