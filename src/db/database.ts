@@ -11,7 +11,8 @@ import pg, { type PoolConfig } from 'pg';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations, migrationsPending } from './migrations.js';
-import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
+import { databaseFault, POOLER_HINT } from './database-errors.js';
+import { postgresTarget, providerOf, schemaLayout, sqliteFilePath, type PostgresTarget, type Provider } from './providers.js';
 import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
@@ -57,6 +58,7 @@ export interface PoolStats {
 
 /** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below): src/config.ts. */
 export interface DatabaseSettings {
+  /** PostgreSQL: `?pgbouncer=true` when it goes through a transaction pooler (providers.ts, postgresTarget). */
   databaseUrl: string;
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
@@ -76,21 +78,38 @@ const MIGRATION_BUSY_TIMEOUT_MS = 5_000;
  */
 const CLIENT_QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
+/** Where the service logs what an operator must change (main.ts passes its logger). */
+export interface DatabaseLog {
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
 function sqliteAdapter(databaseUrl: string, busyTimeoutMs: number) {
   const file = sqliteFilePath(databaseUrl);
   mkdirSync(dirname(file), { recursive: true });
   return new PrismaBetterSqlite3({ url: file, timeout: busyTimeoutMs });
 }
 
-function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
+/**
+ * The pool's settings. Directly on PostgreSQL, every connection asks for the server's
+ * statement_timeout when it starts. A transaction pooler refuses that startup parameter
+ * (PgBouncer: "unsupported startup parameter"), and a SET would reach one server connection
+ * only, so through one the client's own timeout is the bound: a statement that has not answered
+ * within DATABASE_QUERY_TIMEOUT_MS fails its request with 503 (the server-side timeout is then
+ * the role's or the pooler's setting: docs/operations.md, PgBouncer).
+ */
+function postgresPoolConfig(settings: DatabaseSettings, target: PostgresTarget): PoolConfig {
   return {
-    connectionString: settings.databaseUrl,
+    connectionString: target.connectionString,
     max: settings.databasePoolSize,
     // Waiting for a connection (a new one, or a free one from a busy pool) is bounded, so an
     // unreachable server answers 503 instead of holding requests.
     connectionTimeoutMillis: settings.databaseConnectTimeoutMs,
-    statement_timeout: settings.databaseQueryTimeoutMs,
-    query_timeout: settings.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_MARGIN_MS,
+    ...(target.transactionPooler
+      ? { query_timeout: settings.databaseQueryTimeoutMs }
+      : {
+          statement_timeout: settings.databaseQueryTimeoutMs,
+          query_timeout: settings.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_MARGIN_MS,
+        }),
     // Notice a dead peer on idle connections too (a server restart closes them; pg drops them).
     keepAlive: true,
   };
@@ -105,16 +124,33 @@ function requireProvider(databaseUrl: string): Provider {
 function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFactory {
   return requireProvider(databaseUrl) === 'sqlite'
     ? sqliteAdapter(databaseUrl, MIGRATION_BUSY_TIMEOUT_MS)
-    : new PrismaPg({ connectionString: databaseUrl, max: 1 });
+    : new PrismaPg({ connectionString: postgresTarget(databaseUrl).connectionString, max: 1 });
 }
+
+/**
+ * Why migrations never run through a transaction pooler: the schema engine holds a session-level
+ * advisory lock while it migrates, and through the pooler that lock stays on whichever server
+ * connection took it, held after the migration, so the next migration waits for it forever.
+ */
+const MIGRATIONS_NEED_A_DIRECT_URL =
+  'Migrations are pending, and DATABASE_URL goes through a transaction pooler (pgbouncer=true), where they are unsafe ' +
+  "(the schema engine's advisory lock would stay held on a pooled server connection). Set DATABASE_DIRECT_URL to a " +
+  'connection straight to PostgreSQL: migrations run there (docs/operations.md, PgBouncer).';
 
 /**
  * Applies the migrations in prisma/<provider>/migrations that the database has not seen yet, on a
  * connection of its own (run it before openDatabase: an open SQLite connection would hold locks).
- * Returns the names of the migrations applied, empty when the database was up to date.
+ * Returns the names of the migrations applied, empty when the database was up to date. A URL
+ * through a transaction pooler may be checked (a plain query), but nothing is applied through it.
  */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
-  return applyMigrations(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
+  const provider = requireProvider(databaseUrl);
+  const adapter = migrationAdapter(databaseUrl);
+  if (provider === 'postgresql' && postgresTarget(databaseUrl).transactionPooler) {
+    if (await migrationsPending(adapter, schemaLayout(provider))) throw new Error(MIGRATIONS_NEED_A_DIRECT_URL);
+    return [];
+  }
+  return applyMigrations(adapter, schemaLayout(provider));
 }
 
 /** Whether migrateDatabase has anything to apply (a plain query: it never starts the schema engine). */
@@ -188,29 +224,61 @@ function ignoreConnectionError(): void {}
  * test/reliability/database-faults.test.ts), so both have a listener. pg drops a broken
  * connection and the next query opens a new one.
  */
-function openPostgresPool(settings: DatabaseSettings): pg.Pool {
-  const pool = new pg.Pool(postgresPoolConfig(settings));
+function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings, target));
   pool.on('error', ignoreConnectionError);
   pool.on('connect', (client) => client.on('error', ignoreConnectionError));
   return pool;
 }
 
-export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
+/**
+ * Logs, once per opened database (so once per process), the first failure of a hot-path statement
+ * or a readiness probe that shows DATABASE_URL going through a transaction pooler without saying
+ * so (src/db/database-errors.ts: a 'configuration' fault). The requests answer 503 meanwhile; the
+ * operator needs the one line that says what to change, not one per request.
+ */
+function configurationFaultReporter(log: DatabaseLog): (error: unknown) => void {
+  let told = false;
+  return (error) => {
+    if (told || databaseFault(error) !== 'configuration') return;
+    told = true;
+    log.error({ err: error, code: (error as { code?: unknown }).code }, POOLER_HINT);
+  };
+}
+
+/**
+ * Opens the database DATABASE_URL names. `log` hears of faults only the operator can fix (once
+ * each); by default they are not logged.
+ */
+export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 
   if (provider === 'postgresql') {
-    const pool = openPostgresPool(settings);
+    const target = postgresTarget(settings.databaseUrl);
+    const pool = openPostgresPool(settings, target);
+    const reportFault = log ? configurationFaultReporter(log) : undefined;
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { onPoolError: ignoreConnectionError }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
     return {
       provider,
       prisma,
-      sql: postgresDatabase(pool),
+      sql: postgresDatabase(pool, {
+        namedStatements: !target.transactionPooler,
+        onError: reportFault,
+      }),
       sqlite: null,
       poolStats: () => ({ max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-      // On the pool: a readiness probe need not load Prisma's query compiler.
-      ping: async () => void (await pool.query('SELECT 1')),
+      // On the pool: a readiness probe need not load Prisma's query compiler. Its failures are
+      // looked at too: a pooler that refuses our connections fails the probes before any request.
+      ping: async () => {
+        try {
+          await pool.query('SELECT 1');
+        } catch (error) {
+          reportFault?.(error);
+          throw error;
+        }
+      },
       close: async () => {
         await prisma.$disconnect();
         await pool.end();
