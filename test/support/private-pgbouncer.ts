@@ -12,7 +12,7 @@ import { freePort } from './free-port.js';
 
 const HOW_TO_GET_PGBOUNCER =
   'PgBouncer is needed for the transaction-pooling tests: install the `pgbouncer` program (Debian: ' +
-  '`apt-get install pgbouncer`; `bash .ci/run` does it).';
+  '`apt-get install pgbouncer`, which puts it in /usr/sbin; `bash .ci/run` does it).';
 
 /** Users that may run PgBouncer when the tests run as root, the first that exists. */
 const UNPRIVILEGED_USERS = ['postgres', 'nobody'];
@@ -45,10 +45,13 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Whether `pgbouncer` can be run here; the error to throw when not. */
-function pgbouncerMissing(): Error | null {
-  const probe = spawnSync('pgbouncer', ['--version']);
-  return probe.error || probe.status !== 0 ? new Error(HOW_TO_GET_PGBOUNCER) : null;
+/** The `pgbouncer` program: on PATH, or where Debian installs it (/usr/sbin, not on a user's PATH). */
+function pgbouncerProgram(): string {
+  for (const program of ['pgbouncer', '/usr/sbin/pgbouncer']) {
+    const probe = spawnSync(program, ['--version']);
+    if (!probe.error && probe.status === 0) return program;
+  }
+  throw new Error(HOW_TO_GET_PGBOUNCER);
 }
 
 function unprivilegedUser(): { uid: number; gid: number } {
@@ -81,8 +84,7 @@ async function listening(port: number, child: ChildProcess, log: () => string): 
 
 /** Starts PgBouncer in front of the server `serverUrl` points at (its host, port, user and password). */
 export async function startPrivatePgBouncer(serverUrl: string, options: PrivatePgBouncerOptions = {}): Promise<PrivatePgBouncer> {
-  const missing = pgbouncerMissing();
-  if (missing) throw missing;
+  const program = pgbouncerProgram();
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username) || 'postgres';
   const password = decodeURIComponent(server.password);
@@ -115,7 +117,7 @@ export async function startPrivatePgBouncer(serverUrl: string, options: PrivateP
   const runAs = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
   if (runAs) chownSync(dir, runAs.uid, runAs.gid); // it writes its log there
   // Started as that user directly (no runuser in between), so that killing the child kills PgBouncer.
-  const child = spawn('pgbouncer', [ini], { stdio: ['ignore', 'ignore', 'pipe'], uid: runAs?.uid, gid: runAs?.gid });
+  const child = spawn(program, [ini], { stdio: ['ignore', 'ignore', 'pipe'], uid: runAs?.uid, gid: runAs?.gid });
   running.add(child);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
