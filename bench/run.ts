@@ -1,6 +1,8 @@
 // `npm run bench`: the service against a bare baseline (bench/baseline-server.ts), in one run on
 // one machine, so that the ratios mean something even when other work shares the machine. Once on
-// SQLite, then once on PostgreSQL (the same server for both, a database each).
+// SQLite, then once on PostgreSQL (the same server for both, a database each), and on request once
+// with the service behind PgBouncer (`pgbouncer`: a private PgBouncer in transaction pooling in
+// front of the same server, `?pgbouncer=true`, against the same baseline on PostgreSQL directly).
 //
 //   1. Both servers start (the service with its real start command, `npm start`, in production
 //      settings), each on its own database (SQLite: a file in a temporary directory; PostgreSQL:
@@ -17,9 +19,9 @@
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
 // of the shared machine cannot move), BENCH_SECONDS (5),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
-// BENCH_DATABASES (sqlite,postgresql), BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres:
+// BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres:
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
-// DATABASE_POOL_SIZE and the baseline's pool), BENCH_JSON (write the raw figures to this file),
+// DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change).
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,16 +46,18 @@ import {
   type Started,
 } from './processes.js';
 import { seedPets, seedPostgresPets } from './seed.js';
+import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
-type DatabaseKind = 'sqlite' | 'postgresql';
+const KINDS = ['sqlite', 'postgresql', 'pgbouncer'] as const;
+type DatabaseKind = (typeof KINDS)[number];
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
-  if (name !== 'sqlite' && name !== 'postgresql') throw new Error(`BENCH_DATABASES: unknown database "${name}"`);
-  return name;
+  if (!(KINDS as readonly string[]).includes(name)) throw new Error(`BENCH_DATABASES: unknown database "${name}"`);
+  return name as DatabaseKind;
 });
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
@@ -124,6 +128,8 @@ interface BenchDatabase {
   kind: DatabaseKind;
   /** DATABASE_URL for the service. */
   url: string;
+  /** DATABASE_DIRECT_URL for the service, when `url` goes through PgBouncer. */
+  directUrl?: string;
   /** What the baseline takes as BASELINE_DB: the file, or the URL. */
   target: string;
   seed(rows: number): Promise<number>;
@@ -146,6 +152,9 @@ async function onPostgresServer(sql: string): Promise<void> {
   }
 }
 
+/** The run's PgBouncer (started at the first `pgbouncer` database): as many server connections as the service's pool. */
+let pgbouncer: Promise<PrivatePgBouncer> | undefined;
+
 async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDatabase> {
   if (kind === 'sqlite') {
     const file = join(workDir, `${name}.db`);
@@ -155,16 +164,22 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   await onPostgresServer(`CREATE DATABASE "${database}"`);
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${database}`;
+  let pooled: string | undefined;
+  if (kind === 'pgbouncer') {
+    pgbouncer ??= startPrivatePgBouncer(POSTGRES_URL, { poolSize: POOL_SIZE });
+    pooled = `${(await pgbouncer).url(database)}?pgbouncer=true`;
+  }
   return {
     kind,
-    url: url.href,
+    url: pooled ?? url.href,
+    directUrl: pooled ? url.href : undefined,
     target: url.href,
     seed: (rows) => seedPostgresPets(url.href, rows),
     drop: () => onPostgresServer(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`),
   };
 }
 
-function serviceEnv(port: number, databaseUrl: string): NodeJS.ProcessEnv {
+function serviceEnv(port: number, databaseUrl: string, directUrl?: string): NodeJS.ProcessEnv {
   // Only what the service's settings need, as production would set them; nothing inherited
   // from this shell can change what is measured (except PATH and HOME, which npm needs).
   return {
@@ -177,6 +192,7 @@ function serviceEnv(port: number, databaseUrl: string): NodeJS.ProcessEnv {
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
+    ...(directUrl ? { DATABASE_DIRECT_URL: directUrl } : {}),
     DATABASE_POOL_SIZE: String(POOL_SIZE),
     // One key sends every request. A limit far above what the load reaches keeps the per-key
     // counter on the measured path (its cost is part of the service) without refusing anything.
@@ -188,10 +204,10 @@ function serviceEnv(port: number, databaseUrl: string): NodeJS.ProcessEnv {
 }
 
 /** `npm start`, the real start command; returns once it answers, with the time that took. */
-async function startService(name: string, databaseUrl: string): Promise<{ server: Server; startMs: number }> {
+async function startService(name: string, databaseUrl: string, directUrl?: string): Promise<{ server: Server; startMs: number }> {
   const port = await freePort();
   const since = performance.now();
-  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl), port });
+  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl, directUrl), port });
   const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
   return { server: { name: 'service', started, rss: new PeakRss(servingPid(started)), database: databaseUrl }, startMs };
 }
@@ -346,10 +362,15 @@ interface Comparison {
 async function compare(kind: DatabaseKind): Promise<Comparison> {
   console.log(`\n## ${kind}`);
   const serviceDatabase = await benchDatabase(kind, 'service');
-  const baselineDatabase = await benchDatabase(kind, 'baseline');
+  // Behind PgBouncer the service is compared with the same baseline as on PostgreSQL (direct).
+  const baselineDatabase = await benchDatabase(kind === 'pgbouncer' ? 'postgresql' : kind, 'baseline');
   try {
     // 1. Both servers, the same rows.
-    const { server: service, startMs: firstStartMs } = await startService(`service-${kind}`, serviceDatabase.url);
+    const { server: service, startMs: firstStartMs } = await startService(
+      `service-${kind}`,
+      serviceDatabase.url,
+      serviceDatabase.directUrl,
+    );
     const baseline = await startBaseline(baselineDatabase.target);
     for (const database of [serviceDatabase, baselineDatabase]) await database.seed(SEED_ROWS);
     console.log(
@@ -527,4 +548,6 @@ try {
 } catch (error) {
   console.error(error);
   process.exitCode = 1;
+} finally {
+  await (await pgbouncer?.catch(() => undefined))?.stop();
 }

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
-import { providerOf } from './db/providers.js';
+import { postgresTarget, providerOf } from './db/providers.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -34,7 +34,19 @@ const settingsSchema = z
       .default('file:./data/animal-store.db')
       .refine((url) => providerOf(url) !== undefined, {
         message: 'must be a SQLite URL (file:./path.db) or a PostgreSQL URL (postgresql://user@host:5432/db)',
+      })
+      .superRefine((url, context) => {
+        const problem = poolerParameterProblem(url);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
       }),
+    // PostgreSQL only: a connection that bypasses the pooler, for migrations (docs/operations.md).
+    DATABASE_DIRECT_URL: z
+      .string()
+      .refine((url) => providerOf(url) === 'postgresql', { message: 'must be a PostgreSQL URL (postgresql://user@host:5432/db)' })
+      .refine((url) => poolerParameterProblem(url) === null && !postgresTarget(url).transactionPooler, {
+        message: 'must reach PostgreSQL directly, not through the pooler (no pgbouncer=true)',
+      })
+      .optional(),
     // PostgreSQL only (SQLite has one connection per process). See the README on sizing the pool.
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
@@ -74,6 +86,10 @@ const settingsSchema = z
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
   })
+  .refine((s) => s.DATABASE_DIRECT_URL === undefined || providerOf(s.DATABASE_URL) === 'postgresql', {
+    path: ['DATABASE_DIRECT_URL'],
+    message: 'is for PostgreSQL only: DATABASE_URL is a SQLite file',
+  })
   .refine((s) => s.HEADERS_TIMEOUT_MS <= s.REQUEST_TIMEOUT_MS, {
     path: ['HEADERS_TIMEOUT_MS'],
     message: 'must not be longer than REQUEST_TIMEOUT_MS (the headers are part of the request)',
@@ -82,6 +98,17 @@ const settingsSchema = z
     path: ['METRICS_PORT'],
     message: 'must differ from PORT (leave it unset to serve /metrics on PORT)',
   });
+
+/** What is wrong with a PostgreSQL URL's `pgbouncer` parameter (src/db/providers.ts), or null. */
+function poolerParameterProblem(url: string): string | null {
+  if (providerOf(url) !== 'postgresql') return null;
+  try {
+    postgresTarget(url);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 /**
  * TRUST_PROXY: `false`; a hop count (the number of proxies in front of every request); or the
@@ -125,7 +152,13 @@ const configSchema = settingsSchema.transform((s) => ({
   nodeEnv: s.NODE_ENV,
   host: s.HOST,
   port: s.PORT,
+  /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
   databaseUrl: s.DATABASE_URL,
+  /**
+   * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
+   * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
+   */
+  databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
   /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
   databasePoolSize: s.DATABASE_POOL_SIZE,
   /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */

@@ -47,9 +47,9 @@ async function orStop<T>(step: Promise<T>): Promise<T> {
 }
 
 // In a child process, so that the schema engine's memory does not stay in this one (migrate-in-child.ts).
-const applied = await orStop(migrateInChildProcess(config.databaseUrl));
+const applied = await orStop(migrateInChildProcess(config.databaseMigrationUrl));
 logger.info({ applied }, applied.length ? 'database migrated' : 'database is up to date');
-const database = await orStop(openDatabase(config));
+const database = await orStop(openDatabase(config, logger));
 
 if (config.apiKeys.length === 0) {
   const keys = createApiKeyStore(database.prisma);

@@ -1,6 +1,7 @@
 // The settings: validated once, with defaults, and refused with a message that names each problem.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
+import { postgresTarget } from '../src/db/providers.js';
 
 describe('parseConfig', () => {
   it('has working defaults for local use', () => {
@@ -9,6 +10,7 @@ describe('parseConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       databaseUrl: 'file:./data/animal-store.db',
+      databaseMigrationUrl: 'file:./data/animal-store.db',
       databasePoolSize: 10,
       databaseConnectTimeoutMs: 5_000,
       databaseQueryTimeoutMs: 10_000,
@@ -35,7 +37,8 @@ describe('parseConfig', () => {
       NODE_ENV: 'production',
       HOST: '0.0.0.0',
       PORT: '8080',
-      DATABASE_URL: 'postgresql://pets@db.internal:5432/pets',
+      DATABASE_URL: 'postgresql://pets@pgbouncer.internal:6432/pets?pgbouncer=true',
+      DATABASE_DIRECT_URL: 'postgresql://pets@db.internal:5432/pets',
       DATABASE_POOL_SIZE: '25',
       DATABASE_CONNECT_TIMEOUT_MS: '2000',
       DATABASE_QUERY_TIMEOUT_MS: '3000',
@@ -59,7 +62,8 @@ describe('parseConfig', () => {
       nodeEnv: 'production',
       host: '0.0.0.0',
       port: 8080,
-      databaseUrl: 'postgresql://pets@db.internal:5432/pets',
+      databaseUrl: 'postgresql://pets@pgbouncer.internal:6432/pets?pgbouncer=true',
+      databaseMigrationUrl: 'postgresql://pets@db.internal:5432/pets',
       databasePoolSize: 25,
       databaseConnectTimeoutMs: 2_000,
       databaseQueryTimeoutMs: 3_000,
@@ -86,8 +90,23 @@ describe('parseConfig', () => {
     ['file:./data/pets.db', 'sqlite'],
     ['postgresql://pets@db.internal:5432/pets', 'postgresql'],
     ['postgres://pets:secret@127.0.0.1/pets?sslmode=require', 'postgresql'],
-  ])('accepts DATABASE_URL %s (%s)', (url) => {
-    expect(parseConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    ['postgresql://pets@pgbouncer.internal:6432/pets?sslmode=require&pgbouncer=true', 'postgresql through a transaction pooler'],
+    ['postgresql://pets@db.internal:5432/pets?pgbouncer=false', 'postgresql'],
+  ])('accepts DATABASE_URL %s (%s), and migrates there unless DATABASE_DIRECT_URL says otherwise', (url) => {
+    expect(parseConfig({ DATABASE_URL: url })).toMatchObject({ databaseUrl: url, databaseMigrationUrl: url });
+  });
+
+  it('pgbouncer=true marks a pooled URL, and the driver gets the URL without it (src/db/providers.ts)', () => {
+    expect(postgresTarget('postgresql://pets@pooler:6432/pets?sslmode=require&pgbouncer=true')).toEqual({
+      connectionString: 'postgresql://pets@pooler:6432/pets?sslmode=require',
+      transactionPooler: true,
+    });
+    expect(postgresTarget('postgresql://pets@db:5432/pets?pgbouncer=false')).toEqual({
+      connectionString: 'postgresql://pets@db:5432/pets',
+      transactionPooler: false,
+    });
+    const plain = 'postgres://pets:s%40cret@db/pets';
+    expect(postgresTarget(plain)).toEqual({ connectionString: plain, transactionPooler: false });
   });
 
   it.each([
@@ -112,6 +131,16 @@ describe('parseConfig', () => {
     [{ PORT: '70000' }, /PORT/],
     [{ DATABASE_URL: 'mysql://localhost/pets' }, /DATABASE_URL/],
     [{ DATABASE_URL: 'postgresql:pets' }, /DATABASE_URL/],
+    [{ DATABASE_URL: 'postgresql://pets@pooler:6432/pets?pgbouncer=yes' }, /DATABASE_URL: pgbouncer=yes: must be true .* or false/],
+    [{ DATABASE_DIRECT_URL: 'postgresql://pets@db:5432/pets' }, /DATABASE_DIRECT_URL: is for PostgreSQL only/],
+    [
+      { DATABASE_URL: 'postgresql://pets@pooler/pets?pgbouncer=true', DATABASE_DIRECT_URL: 'file:./x.db' },
+      /DATABASE_DIRECT_URL: must be a PostgreSQL URL/,
+    ],
+    [
+      { DATABASE_URL: 'postgresql://pets@pooler/pets?pgbouncer=true', DATABASE_DIRECT_URL: 'postgresql://pets@pooler/pets?pgbouncer=true' },
+      /DATABASE_DIRECT_URL: must reach PostgreSQL directly/,
+    ],
     [{ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE/],
     [{ DATABASE_POOL_SIZE: 'many' }, /DATABASE_POOL_SIZE/],
     [{ DATABASE_CONNECT_TIMEOUT_MS: '5' }, /DATABASE_CONNECT_TIMEOUT_MS/],

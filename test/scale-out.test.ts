@@ -3,7 +3,7 @@
 // and take 500 creates each at the same time: every create is acknowledged with 201, the ids are
 // all distinct, and every pet is listed (walking the pages through their Link headers) and can be
 // read, whichever instance is asked. Both run the one repository (prepared statements on the
-// connections beneath Prisma's driver adapters).
+// drivers' connections, src/db/sql.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Provider } from '../src/db/providers.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';

@@ -1,12 +1,14 @@
 // `npm test` runs the behaviour suites (everything built on test/support/test-server.ts) once on
 // SQLite and once on PostgreSQL, and the rest (settings, start-up, migrations, several processes,
 // database outage) once: those choose their databases themselves. test/global-setup.ts provides the
-// PostgreSQL server for the whole run.
+// PostgreSQL server for the whole run. The suites through PgBouncer (test/pgbouncer/, and the
+// behaviour suites once more) need Debian's pgbouncer: `npm run test:pgbouncer`
+// (test/vitest.pgbouncer.config.ts), not part of this run.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /** The suites that specify the contract through test/support/test-server.ts: run on every provider. */
-const BEHAVIOUR_SUITES = [
+export const BEHAVIOUR_SUITES = [
   'test/rest/**/*.test.ts',
   'test/trpc.test.ts',
   'test/openapi.test.ts',
@@ -26,7 +28,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
       { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: BEHAVIOUR_SUITES } },
+      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**'] } },
     ],
   },
 });

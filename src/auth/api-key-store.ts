@@ -45,7 +45,7 @@ const RECORD_FIELDS = { id: true, name: true, createdAt: true, lastUsedAt: true,
 type KeyLookup = (hash: string) => Promise<{ id: number; revokedAt: Date | null; lastUsedAt: Date | null } | null>;
 
 /**
- * On SQLite, a statement prepared once on the handle beneath Prisma's adapter connection, for the
+ * On SQLite, a statement prepared once on the service's own connection (Database.sqlite), for the
  * same reason as the pets' hot path (src/pets/pet-repository.ts; the cost of a Prisma lookup:
  * docs/benchmarks.md). Prisma stores DateTime columns there as ISO-8601 text.
  */

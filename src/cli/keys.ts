@@ -24,7 +24,7 @@ if (command === 'create' || command === 'revoke') {
 }
 
 const config = loadConfig();
-await migrateDatabase(config.databaseUrl);
+await migrateDatabase(config.databaseMigrationUrl);
 const database = await openDatabase(config);
 const keys = createApiKeyStore(database.prisma);
 const iso = (date: Date | null) => (date ? date.toISOString() : '-');

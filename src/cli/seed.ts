@@ -8,7 +8,7 @@ import { migrateDatabase, openDatabase } from '../db/database.js';
 import { SAMPLE_PETS, seedDatabase } from '../db/seed.js';
 
 const config = loadConfig();
-await migrateDatabase(config.databaseUrl);
+await migrateDatabase(config.databaseMigrationUrl);
 const database = await openDatabase(config);
 try {
   const added = await seedDatabase(database.prisma);

@@ -22,7 +22,8 @@ const defaults = [
   ...(has('--browser', '-b') ? [] : ['--browser', 'none']),
 ];
 
-const { databaseUrl } = loadConfig();
+// Through DATABASE_DIRECT_URL when set: Studio keeps a session of its own, which a transaction pooler does not.
+const { databaseMigrationUrl: databaseUrl } = loadConfig();
 await migrateDatabase(databaseUrl); // so that Studio shows the tables even before the first start
 const studioUrl = providerOf(databaseUrl) === 'sqlite' ? pathToFileURL(sqliteFilePath(databaseUrl)).href : databaseUrl;
 

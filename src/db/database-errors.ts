@@ -1,9 +1,14 @@
 // Which database errors mean "the database cannot serve right now" rather than "this query is
-// wrong". Two kinds, both answered 503 with Retry-After (src/api/trpc.ts), so clients and load
+// wrong". Three kinds, all answered 503 with Retry-After (src/api/trpc.ts), so clients and load
 // balancers retry, never 500:
 //   - 'unavailable': unreachable, restarting, overloaded, timed out, or locked by another process;
 //   - 'storage': the database cannot write: its disk is full, or writing failed (I/O error). Reads
-//     still work, and writes work again by themselves once there is room (docs/reliability.md).
+//     still work, and writes work again by themselves once there is room (docs/reliability.md);
+//   - 'configuration': the service reaches the database in a way it was not told about: a
+//     transaction pooler without `pgbouncer=true` in DATABASE_URL. The pooler refuses the
+//     statement_timeout startup parameter, or (when told to ignore it) loses or mixes up named
+//     prepared statements between server connections, so requests fail until the operator sets
+//     the flag (src/db/database.ts logs POOLER_HINT once).
 // This is the only place that knows the drivers' error kinds.
 // One runtime serves both generated clients, so their errors are instances of the same classes.
 import { PrismaClientKnownRequestError, PrismaClientUnknownRequestError } from '@prisma/client/runtime/client';
@@ -11,7 +16,7 @@ import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 
-export type DatabaseFault = 'unavailable' | 'storage';
+export type DatabaseFault = 'unavailable' | 'storage' | 'configuration';
 
 /**
  * Prisma's codes for the driver adapters' connection-level error kinds (the same on every
@@ -22,13 +27,19 @@ export type DatabaseFault = 'unavailable' | 'storage';
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
 
 /**
- * PostgreSQL SQLSTATEs: 53100 disk full and 58030 I/O error are storage faults; the rest of class
- * 53 (too many connections, out of memory), class 08 connection exceptions, 57014 statement
- * cancelled (our statement_timeout), 57P01–57P03 the server is shutting down, crashed or not
- * accepting connections yet (starting up, recovering) mean unavailable.
+ * PostgreSQL SQLSTATEs: 53100 disk full and 58030 I/O error are storage faults. A transaction
+ * pooler not named in DATABASE_URL is a configuration fault: 26000 "prepared statement … does not
+ * exist" and 42P05 "prepared statement … already exists" (what it does to named statements), and
+ * PgBouncer's refusal of a startup parameter (08P01 "unsupported startup parameter: …"; PostgreSQL
+ * itself has another code for a parameter it does not know). The rest of class 53 (too many
+ * connections, out of memory), class 08 connection exceptions, 57014 statement cancelled (our
+ * statement_timeout), 57P01–57P03 the server is shutting down, crashed or not accepting
+ * connections yet (starting up, recovering) mean unavailable.
  */
-function sqlStateFault(code: string): DatabaseFault | null {
+function sqlStateFault(code: string, message = ''): DatabaseFault | null {
   if (code === '53100' || code === '58030') return 'storage';
+  if (code === '26000' || code === '42P05') return 'configuration';
+  if (code === '08P01' && message.startsWith('unsupported startup parameter')) return 'configuration';
   if (/^(08|53)/.test(code) || ['57014', '57P01', '57P02', '57P03'].includes(code)) return 'unavailable';
   return null;
 }
@@ -60,6 +71,7 @@ const PG_CONNECTION_FAILURES = new Set([
 interface AdapterErrorCause {
   kind?: string;
   originalCode?: string;
+  originalMessage?: string;
   code?: string;
 }
 
@@ -77,14 +89,14 @@ function adapterCauseFault(cause: AdapterErrorCause | undefined): DatabaseFault 
   // The SQLite adapter keeps better-sqlite3's code name as `originalCode` (its `extendedCode` is 1
   // for every named code); the PostgreSQL adapter keeps the SQLSTATE there.
   if (cause.kind === 'sqlite' && typeof cause.originalCode === 'string') return sqliteCodeFault(cause.originalCode);
-  if (cause.kind === 'postgres' && typeof cause.originalCode === 'string') return sqlStateFault(cause.originalCode);
+  if (cause.kind === 'postgres' && typeof cause.originalCode === 'string') return sqlStateFault(cause.originalCode, cause.originalMessage);
   return null;
 }
 
 /** What kind of "cannot serve now" `error` is, or null when it is not one (a bug, a bad query). */
 export function databaseFault(error: unknown): DatabaseFault | null {
   // pg itself, for the statements run on the pool (src/db/sql.ts): a server error with its SQLSTATE.
-  if (error instanceof pg.DatabaseError) return sqlStateFault(error.code ?? '');
+  if (error instanceof pg.DatabaseError) return sqlStateFault(error.code ?? '', error.message);
   // better-sqlite3 itself, for the statements prepared on its handle.
   if (error instanceof Sqlite.SqliteError) return sqliteCodeFault(error.code);
   if (error instanceof Error && isDriverAdapterError(error)) return adapterCauseFault(error.cause as AdapterErrorCause);
@@ -108,10 +120,18 @@ export function databaseFault(error: unknown): DatabaseFault | null {
 }
 
 /** Seconds a client is asked to wait (Retry-After) before retrying after each kind of fault. */
-export const RETRY_AFTER_SECONDS: Record<DatabaseFault, number> = { unavailable: 2, storage: 30 };
+export const RETRY_AFTER_SECONDS: Record<DatabaseFault, number> = { unavailable: 2, storage: 30, configuration: 5 };
 
 /** What a client is told: nothing about why, just that retrying makes sense. */
 export const DATABASE_FAULT_MESSAGES: Record<DatabaseFault, string> = {
   unavailable: 'The database is unavailable at the moment; try again shortly.',
   storage: 'The database cannot store anything at the moment (no space left); reads still work; try again later.',
+  configuration: 'The service cannot use its database reliably at the moment (its operator is told why); try again shortly.',
 };
+
+/** What the operator is told, once, about a 'configuration' fault: what to change. */
+export const POOLER_HINT =
+  'DATABASE_URL goes through a transaction pooler (PgBouncer in pool_mode=transaction, or a managed pooler): it refused ' +
+  'a startup parameter, or lost a prepared statement between server connections (see err). Add pgbouncer=true to ' +
+  'DATABASE_URL (postgresql://user@pooler:6432/db?pgbouncer=true), and set DATABASE_DIRECT_URL to a direct connection ' +
+  'for migrations (docs/operations.md, PgBouncer). Until then requests that reach the database answer 503.';

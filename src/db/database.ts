@@ -1,18 +1,18 @@
 // The one place that opens the database: picks the driver adapter for DATABASE_URL, applies the
-// connection settings, and hands out the Prisma client and, on the same connections, the
-// hot-path SQL the repositories use (src/db/sql.ts).
+// connection settings, and hands out the Prisma client and the hot-path SQL the repositories use
+// (src/db/sql.ts), each on connections opened here through the drivers' public APIs.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import type Sqlite from 'better-sqlite3';
+import Sqlite from 'better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg, { type PoolConfig } from 'pg';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations, migrationsPending } from './migrations.js';
-import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
-import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
+import { databaseFault, POOLER_HINT } from './database-errors.js';
+import { postgresTarget, providerOf, schemaLayout, sqliteFilePath, type PostgresTarget, type Provider } from './providers.js';
 import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
@@ -29,16 +29,14 @@ export interface Database {
   /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
   prisma: PrismaClient;
   /**
-   * Hot-path SQL (src/db/sql.ts) on the connections `prisma` runs on: on SQLite the better-sqlite3
-   * handle beneath its adapter connection, plus a second connection for transactions; on
-   * PostgreSQL the pg pool its adapter was given. The same connections, so each sees the other's
-   * writes at once.
+   * Hot-path SQL (src/db/sql.ts). On PostgreSQL it runs on the pg pool `prisma`'s adapter was
+   * given. On SQLite it runs on two better-sqlite3 connections of its own to the same file (one
+   * for statements, one for transactions) beside Prisma's adapter connection; in WAL mode each
+   * connection sees what another committed from its next statement on. Either way a write by one
+   * is seen by the other at once.
    */
   sql: SqlDatabase;
-  /**
-   * SQLite: the better-sqlite3 handle beneath `prisma`'s adapter connection (the one `sql` runs
-   * on). Null on PostgreSQL.
-   */
+  /** SQLite: the better-sqlite3 connection `sql` runs its statements on. Null on PostgreSQL. */
   sqlite: Sqlite.Database | null;
   /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
   poolStats: () => PoolStats | null;
@@ -60,6 +58,7 @@ export interface PoolStats {
 
 /** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below): src/config.ts. */
 export interface DatabaseSettings {
+  /** PostgreSQL: `?pgbouncer=true` when it goes through a transaction pooler (providers.ts, postgresTarget). */
   databaseUrl: string;
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
@@ -79,21 +78,38 @@ const MIGRATION_BUSY_TIMEOUT_MS = 5_000;
  */
 const CLIENT_QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
+/** Where the service logs what an operator must change (main.ts passes its logger). */
+export interface DatabaseLog {
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
 function sqliteAdapter(databaseUrl: string, busyTimeoutMs: number) {
   const file = sqliteFilePath(databaseUrl);
   mkdirSync(dirname(file), { recursive: true });
   return new PrismaBetterSqlite3({ url: file, timeout: busyTimeoutMs });
 }
 
-function postgresPoolConfig(settings: DatabaseSettings): PoolConfig {
+/**
+ * The pool's settings. Directly on PostgreSQL, every connection asks for the server's
+ * statement_timeout when it starts. A transaction pooler refuses that startup parameter
+ * (PgBouncer: "unsupported startup parameter"), and a SET would reach one server connection
+ * only, so through one the client's own timeout is the bound: a statement that has not answered
+ * within DATABASE_QUERY_TIMEOUT_MS fails its request with 503 (the server-side timeout is then
+ * the role's or the pooler's setting: docs/operations.md, PgBouncer).
+ */
+function postgresPoolConfig(settings: DatabaseSettings, target: PostgresTarget): PoolConfig {
   return {
-    connectionString: settings.databaseUrl,
+    connectionString: target.connectionString,
     max: settings.databasePoolSize,
     // Waiting for a connection (a new one, or a free one from a busy pool) is bounded, so an
     // unreachable server answers 503 instead of holding requests.
     connectionTimeoutMillis: settings.databaseConnectTimeoutMs,
-    statement_timeout: settings.databaseQueryTimeoutMs,
-    query_timeout: settings.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_MARGIN_MS,
+    ...(target.transactionPooler
+      ? { query_timeout: settings.databaseQueryTimeoutMs }
+      : {
+          statement_timeout: settings.databaseQueryTimeoutMs,
+          query_timeout: settings.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_MARGIN_MS,
+        }),
     // Notice a dead peer on idle connections too (a server restart closes them; pg drops them).
     keepAlive: true,
   };
@@ -108,16 +124,33 @@ function requireProvider(databaseUrl: string): Provider {
 function migrationAdapter(databaseUrl: string): SqlMigrationAwareDriverAdapterFactory {
   return requireProvider(databaseUrl) === 'sqlite'
     ? sqliteAdapter(databaseUrl, MIGRATION_BUSY_TIMEOUT_MS)
-    : new PrismaPg({ connectionString: databaseUrl, max: 1 });
+    : new PrismaPg({ connectionString: postgresTarget(databaseUrl).connectionString, max: 1 });
 }
+
+/**
+ * Why migrations never run through a transaction pooler: the schema engine holds a session-level
+ * advisory lock while it migrates, and through the pooler that lock stays on whichever server
+ * connection took it, held after the migration, so the next migration waits for it forever.
+ */
+const MIGRATIONS_NEED_A_DIRECT_URL =
+  'Migrations are pending, and DATABASE_URL goes through a transaction pooler (pgbouncer=true), where they are unsafe ' +
+  "(the schema engine's advisory lock would stay held on a pooled server connection). Set DATABASE_DIRECT_URL to a " +
+  'connection straight to PostgreSQL: migrations run there (docs/operations.md, PgBouncer).';
 
 /**
  * Applies the migrations in prisma/<provider>/migrations that the database has not seen yet, on a
  * connection of its own (run it before openDatabase: an open SQLite connection would hold locks).
- * Returns the names of the migrations applied, empty when the database was up to date.
+ * Returns the names of the migrations applied, empty when the database was up to date. A URL
+ * through a transaction pooler may be checked (a plain query), but nothing is applied through it.
  */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
-  return applyMigrations(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
+  const provider = requireProvider(databaseUrl);
+  const adapter = migrationAdapter(databaseUrl);
+  if (provider === 'postgresql' && postgresTarget(databaseUrl).transactionPooler) {
+    if (await migrationsPending(adapter, schemaLayout(provider))) throw new Error(MIGRATIONS_NEED_A_DIRECT_URL);
+    return [];
+  }
+  return applyMigrations(adapter, schemaLayout(provider));
 }
 
 /** Whether migrateDatabase has anything to apply (a plain query: it never starts the schema engine). */
@@ -126,41 +159,57 @@ export async function databaseNeedsMigration(databaseUrl: string): Promise<boole
 }
 
 /**
- * A factory that hands Prisma a connection we opened, so that we can use it too. We own it:
- * Prisma's $disconnect leaves it open (it may never have connected at all), close() disposes it.
- */
-function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory {
-  const lent = new Proxy(connection, {
-    get(target, property) {
-      if (property === 'dispose') return async () => {};
-      const value: unknown = Reflect.get(target, property, target);
-      // Bound to the connection itself: its methods use private fields.
-      return typeof value === 'function' ? (value.bind(target) as unknown) : value;
-    },
-  });
-  return { provider: connection.provider, adapterName: connection.adapterName, connect: async () => lent };
-}
-
-/**
- * A SQLite connection with this service's settings, chosen for speed with the durability argued
- * in docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
- * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file.
+ * This service's SQLite settings, chosen for speed with the durability argued in
+ * docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
+ * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file, and every
+ *   other connection to the file (this process's others included) sees it from its next statement.
  * - synchronous=NORMAL: no fsync per commit, only at checkpoints. After a crash of the process
  *   nothing committed is lost; after a power loss the last commits can be, but the file is never
  *   corrupt.
  * - journal_size_limit: the WAL file is truncated to 64 MiB after a checkpoint, so a burst of
  *   writes does not leave a large file behind.
- * The busy timeout (a writer waits for another process's lock) is the adapter's `timeout`: a few
- * ms, with asynchronous retries beyond it (sqlite-busy-retry.ts).
- * They run on the adapter connection, not through Prisma's query API: the first Prisma query
- * loads its query compiler (memory and start-up time), which the hot paths never need.
+ * synchronous and journal_size_limit hold per connection, so every connection applies them.
+ * The busy timeout (a writer waits for another connection's lock) is a few ms, with asynchronous
+ * retries beyond it (sqlite-busy-retry.ts).
  */
-async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
-  const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();
-  for (const pragma of ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`]) {
-    await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`];
+
+/**
+ * A better-sqlite3 connection of the service's own, for the hot-path SQL (src/db/sql.ts) and the
+ * API-key lookup: opened here, on the same file as Prisma's adapter connection, with the same
+ * settings. 64-bit integers come back as bigint, as through Prisma's adapter.
+ */
+function openSqliteHandle(databaseUrl: string): Sqlite.Database {
+  const file = sqliteFilePath(databaseUrl);
+  mkdirSync(dirname(file), { recursive: true });
+  const handle = new Sqlite(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  try {
+    handle.defaultSafeIntegers(true);
+    for (const pragma of SQLITE_PRAGMAS) handle.pragma(pragma);
+  } catch (error) {
+    handle.close();
+    throw error;
   }
-  return connection;
+  return handle;
+}
+
+/**
+ * Prisma's adapter connection (keys, seeding, tools), opened at Prisma's first query and closed
+ * by its $disconnect: the hot path never needs it. Its statements are retried while another
+ * connection holds the write lock (sqlite-busy-retry.ts). The settings run on the adapter
+ * connection, not through Prisma's query API, which would load its query compiler first.
+ */
+function prismaSqliteAdapter(databaseUrl: string): SqlDriverAdapterFactory {
+  const factory = sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS);
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    async connect() {
+      const connection = await factory.connect();
+      for (const pragma of SQLITE_PRAGMAS) await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+      return busyRetryingStatements(connection);
+    },
+  };
 }
 
 /** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
@@ -175,29 +224,61 @@ function ignoreConnectionError(): void {}
  * test/reliability/database-faults.test.ts), so both have a listener. pg drops a broken
  * connection and the next query opens a new one.
  */
-function openPostgresPool(settings: DatabaseSettings): pg.Pool {
-  const pool = new pg.Pool(postgresPoolConfig(settings));
+function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): pg.Pool {
+  const pool = new pg.Pool(postgresPoolConfig(settings, target));
   pool.on('error', ignoreConnectionError);
   pool.on('connect', (client) => client.on('error', ignoreConnectionError));
   return pool;
 }
 
-export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
+/**
+ * Logs, once per opened database (so once per process), the first failure of a hot-path statement
+ * or a readiness probe that shows DATABASE_URL going through a transaction pooler without saying
+ * so (src/db/database-errors.ts: a 'configuration' fault). The requests answer 503 meanwhile; the
+ * operator needs the one line that says what to change, not one per request.
+ */
+function configurationFaultReporter(log: DatabaseLog): (error: unknown) => void {
+  let told = false;
+  return (error) => {
+    if (told || databaseFault(error) !== 'configuration') return;
+    told = true;
+    log.error({ err: error, code: (error as { code?: unknown }).code }, POOLER_HINT);
+  };
+}
+
+/**
+ * Opens the database DATABASE_URL names. `log` hears of faults only the operator can fix (once
+ * each); by default they are not logged.
+ */
+export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 
   if (provider === 'postgresql') {
-    const pool = openPostgresPool(settings);
+    const target = postgresTarget(settings.databaseUrl);
+    const pool = openPostgresPool(settings, target);
+    const reportFault = log ? configurationFaultReporter(log) : undefined;
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { onPoolError: ignoreConnectionError }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
     const prisma = postgres as unknown as PrismaClient;
     return {
       provider,
       prisma,
-      sql: postgresDatabase(pool),
+      sql: postgresDatabase(pool, {
+        namedStatements: !target.transactionPooler,
+        onError: reportFault,
+      }),
       sqlite: null,
       poolStats: () => ({ max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-      // On the pool: a readiness probe need not load Prisma's query compiler.
-      ping: async () => void (await pool.query('SELECT 1')),
+      // On the pool: a readiness probe need not load Prisma's query compiler. Its failures are
+      // looked at too: a pooler that refuses our connections fails the probes before any request.
+      ping: async () => {
+        try {
+          await pool.query('SELECT 1');
+        } catch (error) {
+          reportFault?.(error);
+          throw error;
+        }
+      },
       close: async () => {
         await prisma.$disconnect();
         await pool.end();
@@ -205,23 +286,30 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
     };
   }
 
-  const connection = await openSqliteConnection(settings.databaseUrl);
-  const transactionConnection = await openSqliteConnection(settings.databaseUrl);
-  // Waiting for another process's write lock never blocks the event loop (sqlite-busy-retry.ts).
-  const prisma = new SqlitePrismaClient({ adapter: sharedConnection(busyRetryingStatements(connection)) });
-  const sqlite = betterSqlite3HandleOf(connection);
+  // Two connections of our own (statements; transactions, one at a time: src/db/sql.ts) and
+  // Prisma's. In WAL mode each sees what the others committed from its next statement on.
+  const handle = openSqliteHandle(settings.databaseUrl);
+  let transactionHandle: Sqlite.Database;
+  try {
+    transactionHandle = openSqliteHandle(settings.databaseUrl);
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  const prisma = new SqlitePrismaClient({ adapter: prismaSqliteAdapter(settings.databaseUrl) });
+  const probe = handle.prepare('SELECT 1');
   return {
     provider,
     prisma,
-    sql: sqliteDatabase(sqlite, betterSqlite3HandleOf(transactionConnection)),
-    sqlite,
+    sql: sqliteDatabase(handle, transactionHandle),
+    sqlite: handle,
     poolStats: () => null,
-    // On the adapter connection: a readiness probe must not load Prisma's query compiler either.
-    ping: async () => void (await connection.queryRaw({ sql: 'SELECT 1', args: [], argTypes: [] })),
+    // On our connection: a readiness probe must not load Prisma's query compiler.
+    ping: async () => void probe.get(),
     close: async () => {
       await prisma.$disconnect();
-      await transactionConnection.dispose();
-      await connection.dispose();
+      transactionHandle.close();
+      handle.close();
     },
   };
 }

@@ -45,3 +45,32 @@ export function sqliteFilePath(databaseUrl: string, cwd = process.cwd()): string
   const withoutQuery = path.split('?')[0] ?? path;
   return isAbsolute(withoutQuery) ? withoutQuery : resolve(cwd, withoutQuery);
 }
+
+/**
+ * The query parameter that marks a PostgreSQL URL as going through a transaction pooler (PgBouncer
+ * in `pool_mode = transaction`, or a managed pooler): Prisma's own convention, `?pgbouncer=true`.
+ */
+const TRANSACTION_POOLER_PARAMETER = 'pgbouncer';
+
+export interface PostgresTarget {
+  /** The URL for the driver: DATABASE_URL without the pooler parameter. */
+  connectionString: string;
+  /**
+   * Whether connections go through a transaction pooler: consecutive statements of one client
+   * connection may run on different server connections, so nothing may rely on session state
+   * (named prepared statements, SET, advisory locks, startup parameters the pooler refuses).
+   */
+  transactionPooler: boolean;
+}
+
+/** Reads a PostgreSQL URL's pooler parameter (`true` or `false`, absent: false); throws on another value. */
+export function postgresTarget(databaseUrl: string): PostgresTarget {
+  const url = new URL(databaseUrl);
+  const flag = url.searchParams.get(TRANSACTION_POOLER_PARAMETER);
+  if (flag === null) return { connectionString: databaseUrl, transactionPooler: false };
+  if (flag !== 'true' && flag !== 'false') {
+    throw new Error(`${TRANSACTION_POOLER_PARAMETER}=${flag}: must be true (the URL goes through a transaction pooler) or false`);
+  }
+  url.searchParams.delete(TRANSACTION_POOLER_PARAMETER);
+  return { connectionString: url.href, transactionPooler: flag === 'true' };
+}

@@ -6,8 +6,10 @@
 //
 // The two dialects differ in exactly the ways handled here, and nowhere else:
 // - placeholders: statements are written with `?`; PostgreSQL gets `$1, $2, …`;
-// - preparing: a better-sqlite3 statement object per connection, a named prepared statement on
-//   PostgreSQL (pg prepares it on each pooled connection at its first use there);
+// - preparing: a better-sqlite3 statement object per connection; on PostgreSQL a named prepared
+//   statement (pg prepares it on each pooled connection at its first use there), or, through a
+//   transaction pooler, the unnamed statement (parsed with every execution: a named one would be
+//   prepared on one server connection and looked for on another);
 // - values: a Date is written the way Prisma writes it (SQLite: ISO-8601 text with `+00:00`;
 //   PostgreSQL: UTC text for a `timestamp(3)` column); 64-bit integers come back as bigint
 //   (SQLite, safe integers) or decimal text (PostgreSQL), which src/domain/int64.ts reads alike;
@@ -24,7 +26,7 @@ export type SqlRow = unknown[];
 
 /** One statement, in the SQL both databases share, with `?` placeholders. */
 export interface Statement {
-  /** Unique per statement text: PostgreSQL's prepared-statement name. */
+  /** Unique per statement text: PostgreSQL's prepared-statement name (unless through a transaction pooler). */
   readonly name: string;
   readonly text: string;
   /**
@@ -176,18 +178,52 @@ function postgresValue(value: SqlValue): Exclude<SqlValue, Date | bigint> {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-const postgresTexts = new WeakMap<Statement, string>();
+/** How PostgreSQL statements run: src/db/database.ts decides from DATABASE_URL. */
+export interface PostgresOptions {
+  /**
+   * Named prepared statements (parsed once per connection), or false for the unnamed statement
+   * (parsed with every execution), which is all a transaction pooler such as PgBouncer 1.18 in
+   * `pool_mode = transaction` can carry: it hands each statement to any server connection.
+   */
+  namedStatements: boolean;
+  /** Told of every error a statement fails with, before it is thrown (src/db/database.ts logs a hint). */
+  onError?: (error: unknown) => void;
+}
+
+/** A statement as pg runs it: its text with `$n` placeholders, and its name (none: the unnamed statement). */
+interface PostgresQuery {
+  text: string;
+  name: string | undefined;
+}
 
 /**
  * Runs one statement on the pool or on one pooled connection: the only place PostgreSQL
- * statements execute. Prepared under its name on each connection at its first use there.
+ * statements execute. Its query text, and its name when named, are made once per statement.
  */
-function postgresExecutor(client: pg.Pool | pg.PoolClient): SqlSession['query'] {
+function postgresExecutor(
+  client: pg.Pool | pg.PoolClient,
+  queries: WeakMap<Statement, PostgresQuery>,
+  options: PostgresOptions,
+): SqlSession['query'] {
   return async (statement, values) => {
-    let text = postgresTexts.get(statement);
-    if (text === undefined) postgresTexts.set(statement, (text = textFor('postgresql', statement)));
-    const result = await client.query<SqlRow>({ name: statement.name, text, values: values.map(postgresValue), rowMode: 'array' });
-    return result.rows;
+    let query = queries.get(statement);
+    if (query === undefined) {
+      const text = textFor('postgresql', statement);
+      query = { text, name: options.namedStatements ? statement.name : undefined };
+      queries.set(statement, query);
+    }
+    try {
+      const result = await client.query<SqlRow>({
+        name: query.name,
+        text: query.text,
+        values: values.map(postgresValue),
+        rowMode: 'array',
+      });
+      return result.rows;
+    } catch (error) {
+      options.onError?.(error);
+      throw error;
+    }
   };
 }
 
@@ -196,16 +232,17 @@ function postgresExecutor(client: pg.Pool | pg.PoolClient): SqlSession['query'] 
  * connection taken from the pool for the whole BEGIN … COMMIT and returned after. A connection
  * whose ROLLBACK failed is closed rather than returned: its state is unknown.
  */
-export function postgresDatabase(pool: pg.Pool): SqlDatabase {
+export function postgresDatabase(pool: pg.Pool, options: PostgresOptions): SqlDatabase {
+  const queries = new WeakMap<Statement, PostgresQuery>();
   return {
     dialect: 'postgresql',
-    query: postgresExecutor(pool),
+    query: postgresExecutor(pool, queries, options),
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
-        const result = await work({ query: postgresExecutor(client) });
+        const result = await work({ query: postgresExecutor(client, queries, options) });
         await client.query('COMMIT');
         return result;
       } catch (error) {

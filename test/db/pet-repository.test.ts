@@ -135,22 +135,59 @@ describe.each(['sqlite', 'postgresql'] as const)('on %s', (provider) => {
   });
 });
 
-describe('the better-sqlite3 handle beneath Prisma’s SQLite adapter (src/db/sqlite-adapter-internals.ts)', () => {
-  it('is the very connection Prisma runs on: each sees what the other wrote, at once and alike', async () => {
+describe('SQLite: the service’s own better-sqlite3 connections beside Prisma’s adapter connection', () => {
+  it('see each other’s commits at once, both ways, with the same rows and values', async () => {
     const db = await open('sqlite');
-    expect(db.sqlite?.open).toBe(true);
     const pets = createPetRepository(db.sql);
-    // Prisma writes, the handle reads; the handle writes, Prisma reads: the same rows both ways.
+    // Prisma writes, our connection reads; ours writes, Prisma reads; a transaction (the other
+    // connection of ours) writes, both read. The same rows every way, with no pause between.
     const viaPrisma = await db.prisma.pet.create({ data: { name: 'Prisma', categoryId: 4n, status: 'sold' } });
-    const viaHandle = await pets.create({ name: 'Handle', categoryId: 5 });
+    expect(await pets.findById(Number(viaPrisma.id))).toEqual({ id: Number(viaPrisma.id), name: 'Prisma', categoryId: 4, status: 'sold' });
+    const viaHandle = await pets.create({ name: 'Handle', categoryId: Number.MAX_SAFE_INTEGER });
+    expect(await db.prisma.pet.findUnique({ where: { id: viaHandle.id } })).toMatchObject({ name: 'Handle', status: 'available' });
+    const viaTransaction = await db.sql.transaction((session) => createPetRepository(session).create({ name: 'Tx', categoryId: 6 }));
+    expect(await pets.findById(viaTransaction.id)).toEqual(viaTransaction);
     const prismaRows = (await db.prisma.pet.findMany({ orderBy: { id: 'asc' } })).map((row) => ({
       ...row,
       id: Number(row.id),
       categoryId: Number(row.categoryId),
     }));
     expect(await pets.list({ limit: 10 })).toEqual(prismaRows);
-    expect(prismaRows.map((row) => row.id)).toEqual([Number(viaPrisma.id), viaHandle.id]);
-    // The connection settings applied through the adapter are the handle's.
-    expect(db.sqlite!.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(prismaRows.map((row) => row.id)).toEqual([Number(viaPrisma.id), viaHandle.id, viaTransaction.id]);
+  });
+
+  it('a Prisma transaction open on its own connection never takes in our statements, and we wait for its lock', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    let ours: Promise<unknown> | undefined;
+    await expect(
+      db.prisma.$transaction(async (tx) => {
+        await tx.pet.create({ data: { name: 'in-prisma-tx', categoryId: 1n, status: 'available' } });
+        // Prisma's transaction holds the write lock now: our create waits for it (asynchronously).
+        ours = pets.create({ name: 'ours', categoryId: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await ours;
+    expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['ours']);
+  });
+
+  it('closes every connection it opened', async () => {
+    const db = await open('sqlite');
+    await db.prisma.pet.count(); // Prisma's connection opens at its first query
+    const ours = db.sqlite!;
+    await db.close();
+    database = undefined;
+    expect(ours.open).toBe(false);
+    // Nothing holds the file: an exclusive lock is granted at once.
+    const Sqlite = (await import('better-sqlite3')).default;
+    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    try {
+      other.pragma('locking_mode = EXCLUSIVE');
+      expect(() => other.exec('BEGIN EXCLUSIVE; COMMIT')).not.toThrow();
+    } finally {
+      other.close();
+    }
   });
 });

@@ -1,23 +1,24 @@
 // What docs/reliability.md promises about storage faults, checked piece by piece: which database
-// errors count as a full disk, how long /readyz remembers one, and the SQLite settings that bound
-// the WAL file. (test/reliability/disk-full.test.ts shows the whole on a real full disk, SQLite.)
+// errors count as a full disk (and which as an unannounced transaction pooler), how long /readyz
+// remembers one, and the SQLite settings that bound the WAL file. (test/reliability/disk-full.test.ts
+// shows the whole on a real full disk, SQLite; test/pgbouncer/ the pooler through a real PgBouncer.)
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { databaseFault } from '../../src/db/database-errors.js';
+import { databaseFault, RETRY_AFTER_SECONDS } from '../../src/db/database-errors.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { StorageHealth } from '../../src/db/storage-health.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
-/** A PostgreSQL server error with this SQLSTATE, in each shape it reaches the service. */
-function postgresErrors(sqlState: string): Array<[string, unknown]> {
+/** A PostgreSQL server error with this SQLSTATE (and message), in each shape it reaches the service. */
+function postgresErrors(sqlState: string, message = 'server error'): Array<[string, unknown]> {
   // pg's own, for statements run on the pool (src/db/sql.ts).
-  const direct = Object.assign(new pg.DatabaseError('server error', 0, 'error'), { code: sqlState });
+  const direct = Object.assign(new pg.DatabaseError(message, 0, 'error'), { code: sqlState });
   // adapter-pg's, as thrown by the adapter, and as Prisma's client wraps it for a query.
-  const cause = { kind: 'postgres', originalCode: sqlState, originalMessage: 'server error' };
-  const adapter = Object.assign(new Error('server error'), { name: 'DriverAdapterError', cause });
-  const prisma = new PrismaClientKnownRequestError('server error', {
+  const cause = { kind: 'postgres', originalCode: sqlState, originalMessage: message };
+  const adapter = Object.assign(new Error(message), { name: 'DriverAdapterError', cause });
+  const prisma = new PrismaClientKnownRequestError(message, {
     code: 'P2010',
     clientVersion: 'test',
     meta: { driverAdapterError: { cause } },
@@ -40,6 +41,21 @@ describe('PostgreSQL errors that mean a full disk', () => {
   it('the rest of class 53 is unavailability, and a wrong query is no fault at all', () => {
     for (const [shape, error] of postgresErrors('53300')) expect(databaseFault(error), shape).toBe('unavailable');
     for (const [shape, error] of postgresErrors('23505')) expect(databaseFault(error), shape).toBeNull();
+  });
+});
+
+describe('PostgreSQL errors that mean a transaction pooler DATABASE_URL does not name (no pgbouncer=true)', () => {
+  it.each([
+    ['26000', 'prepared statement "pets_get" does not exist'],
+    ['42P05', 'prepared statement "pets_get" already exists'],
+    ['08P01', 'unsupported startup parameter: statement_timeout'],
+  ])('SQLSTATE %s (%s) is a configuration fault in every shape, answered 503 with Retry-After', (sqlState, message) => {
+    for (const [shape, error] of postgresErrors(sqlState, message)) expect(databaseFault(error), shape).toBe('configuration');
+    expect(RETRY_AFTER_SECONDS.configuration).toBeGreaterThan(0);
+  });
+
+  it('another protocol violation is unavailability, as the rest of class 08', () => {
+    for (const [shape, error] of postgresErrors('08P01', 'invalid message format')) expect(databaseFault(error), shape).toBe('unavailable');
   });
 });
 
@@ -98,5 +114,12 @@ describe("SQLite's storage settings", () => {
     expect(pragma('journal_mode')).toBe('wal');
     expect(pragma('synchronous')).toBe(1); // NORMAL
     expect(pragma('journal_size_limit')).toBe(64 * 1024 * 1024);
+  });
+
+  it("Prisma's connection (keys, seeding) runs with the same settings", async () => {
+    const read = async (name: string) =>
+      Object.values((await database.prisma.$queryRawUnsafe<Array<Record<string, unknown>>>(`PRAGMA ${name}`))[0]!).map(Number)[0];
+    expect(await read('synchronous')).toBe(1);
+    expect(await read('journal_size_limit')).toBe(64 * 1024 * 1024);
   });
 });

@@ -127,7 +127,7 @@ describe('Idempotency-Key on createPet', () => {
 describe('across instances', () => {
   it('a retry that lands on another instance replays too', async () => {
     const shared = await createTestDatabase();
-    await migrateDatabase(shared.url);
+    await migrateDatabase(shared.migrationUrl);
     const instances = await Promise.all(
       [1, 2].map(async () => {
         const database = await openDatabase(parseConfig({ DATABASE_URL: shared.url }));

@@ -24,10 +24,12 @@ function flatten(node: PostgresPlanNode): PostgresPlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(flatten)];
 }
 
+let explained = 0;
+
 /**
  * The plan of the repository's own list statement (src/pets/pet-repository.ts: `WHERE id > ?`,
  * with `status = ?` when given, `ORDER BY id LIMIT ?`), with these values. On PostgreSQL the
- * service runs it as a prepared statement, which may be planned once for any values (a generic
+ * service may run it as a prepared statement, which may be planned once for any values (a generic
  * plan): `generic` asks for that plan instead of the one for these values.
  */
 export async function listQueryPlan(
@@ -50,21 +52,23 @@ export async function listQueryPlan(
       scansTable: /SCAN pets(?! USING)/.test(detail),
     };
   }
-  // On one connection: the service's own prepared statement (run once there, so that it exists
-  // under its name), then EXPLAIN EXECUTE of it with the plan cache mode asked for.
+  // In one transaction, so on one server connection even through a transaction pooler: the
+  // statement's PostgreSQL text prepared under a name of its own (as the service's named
+  // statements are), then EXPLAIN EXECUTE of it with the plan cache mode asked for.
+  const name = `explained_list_${process.pid}_${++explained}`;
   const literals = values.map((value) => (typeof value === 'string' ? `'${value}'` : String(value))).join(', ');
-  const explain = statement(
-    `explain_${generic ? 'generic' : 'custom'}_${listStatement.name}_${literals.replace(/\W/g, '_')}`,
-    `EXPLAIN (FORMAT JSON) EXECUTE ${listStatement.name}(${literals})`,
-  );
-  const mode = statement(
-    `plan_cache_mode_${generic ? 'generic' : 'custom'}`,
-    `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`,
-  );
   const rows = await database.sql.transaction(async (session) => {
-    await session.query(listStatement, values);
-    await session.query(mode, []);
-    return session.query(explain, []);
+    await session.query(statement(`prepare_${name}`, `PREPARE ${name} AS ${textFor('postgresql', listStatement)}`), []);
+    await session.query(
+      statement(
+        `plan_cache_mode_${generic ? 'generic' : 'custom'}`,
+        `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`,
+      ),
+      [],
+    );
+    const plan = await session.query(statement(`explain_${name}`, `EXPLAIN (FORMAT JSON) EXECUTE ${name}(${literals})`), []);
+    await session.query(statement(`deallocate_${name}`, `DEALLOCATE ${name}`), []);
+    return plan;
   });
   const plan = rows[0]![0] as Array<{ Plan: PostgresPlanNode }>;
   const nodes = flatten(plan[0]!.Plan);

@@ -1,9 +1,14 @@
-// A fresh, empty database for one test server or process, of the provider this test run is for.
+// A fresh, empty database for one test server or process, of the kind this test run is for.
 //
-// The behaviour suites run once per provider (test/vitest.config.ts): the project sets TEST_DATABASE,
-// which only this harness reads (the service itself reads settings in src/config.ts alone).
-// PostgreSQL runs get a database of their own, with a random name, dropped afterwards, on the server
-// test/global-setup.ts chose for this run (TEST_POSTGRES_URL, or a private one from npm's binaries).
+// The behaviour suites run once per kind (test/vitest.config.ts, and test/vitest.pgbouncer.config.ts
+// for the third): the project sets TEST_DATABASE, which only this harness reads (the service itself
+// reads settings in src/config.ts alone).
+// - `sqlite`: a file in a temporary directory;
+// - `postgresql`: a database of its own, with a random name, dropped afterwards, on the server
+//   test/global-setup.ts chose for this run (TEST_POSTGRES_URL, or a private one from npm's binaries);
+// - `pgbouncer`: the same, served through the run's PgBouncer in transaction pooling
+//   (test/pgbouncer-setup.ts) with `?pgbouncer=true`, migrated on a direct connection, as an
+//   operator scaling out runs it (docs/operations.md).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,15 +17,19 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { PROVIDERS, type Provider } from '../../src/db/providers.js';
 
-function providerFromEnv(value = 'sqlite'): Provider {
-  if (!(PROVIDERS as readonly string[]).includes(value)) {
-    throw new Error(`TEST_DATABASE must be one of ${PROVIDERS.join(', ')}, not "${value}"`);
+/** A provider, or PostgreSQL through a transaction pooler. */
+export type DatabaseKind = Provider | 'pgbouncer';
+const KINDS: readonly DatabaseKind[] = [...PROVIDERS, 'pgbouncer'];
+
+function kindFromEnv(value = 'sqlite'): DatabaseKind {
+  if (!(KINDS as readonly string[]).includes(value)) {
+    throw new Error(`TEST_DATABASE must be one of ${KINDS.join(', ')}, not "${value}"`);
   }
-  return value as Provider;
+  return value as DatabaseKind;
 }
 
-/** The provider this run's behaviour suites use (`sqlite` unless the vitest project says otherwise). */
-const TEST_PROVIDER: Provider = providerFromEnv(process.env.TEST_DATABASE);
+/** The kind this run's behaviour suites use (`sqlite` unless the vitest project says otherwise). */
+const TEST_KIND: DatabaseKind = kindFromEnv(process.env.TEST_DATABASE);
 
 /** The server to create test databases on, from test/global-setup.ts. */
 const TEST_POSTGRES_URL = inject('postgresServerUrl');
@@ -31,7 +40,10 @@ const HOW_TO_START_POSTGRES =
 
 export interface TestDatabase {
   provider: Provider;
+  /** DATABASE_URL: the file, the database, or the database through PgBouncer (`?pgbouncer=true`). */
   url: string;
+  /** Where to migrate it (DATABASE_DIRECT_URL): `url`, except through PgBouncer (a direct connection). */
+  migrationUrl: string;
   /** Deletes the database (PostgreSQL: DROP DATABASE, closing any connection left open). */
   drop(): Promise<void>;
 }
@@ -58,16 +70,33 @@ function postgresDatabaseUrl(name: string, serverUrl = TEST_POSTGRES_URL): strin
   return url.href;
 }
 
-export async function createTestDatabase(provider: Provider = TEST_PROVIDER, serverUrl = TEST_POSTGRES_URL): Promise<TestDatabase> {
-  if (provider === 'sqlite') {
+/** The URL of database `name` through the run's PgBouncer, marked for the service. */
+function pooledDatabaseUrl(name: string): string {
+  const port = inject('pgbouncerPort');
+  if (port === undefined) {
+    throw new Error('TEST_DATABASE=pgbouncer needs the PgBouncer of test/pgbouncer-setup.ts: run it with `npm run test:pgbouncer`.');
+  }
+  const url = new URL(postgresDatabaseUrl(name));
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  url.password = '';
+  url.searchParams.set('pgbouncer', 'true');
+  return url.href;
+}
+
+export async function createTestDatabase(kind: DatabaseKind = TEST_KIND, serverUrl = TEST_POSTGRES_URL): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
-    return { provider, url: `file:${join(dir, 'animal-store.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    const url = `file:${join(dir, 'animal-store.db')}`;
+    return { provider: kind, url, migrationUrl: url, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
   await onPostgresServer(`CREATE DATABASE "${name}"`, serverUrl);
+  const direct = postgresDatabaseUrl(name, serverUrl);
   return {
-    provider,
-    url: postgresDatabaseUrl(name, serverUrl),
+    provider: 'postgresql',
+    url: kind === 'pgbouncer' ? pooledDatabaseUrl(name) : direct,
+    migrationUrl: direct,
     drop: () => onPostgresServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, serverUrl),
   };
 }

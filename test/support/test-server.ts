@@ -1,12 +1,11 @@
-// A real service for tests: a fresh database of this run's provider (a SQLite file in a temporary
-// directory, or a new PostgreSQL database: test/support/test-database.ts), migrated the way
-// `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
+// A real service for tests: a fresh database of this run's kind (a SQLite file in a temporary
+// directory, a new PostgreSQL database, or one through PgBouncer: test/support/test-database.ts),
+// migrated the way `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
 import { pino, type Logger } from 'pino';
 import { buildApp, type App, type AppConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
-import type { Provider } from '../../src/db/providers.js';
-import { createTestDatabase } from './test-database.js';
+import { createTestDatabase, type DatabaseKind } from './test-database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
 export const OTHER_API_KEY = 'other-key-0123456789abcdef';
@@ -16,6 +15,8 @@ export interface TestServer {
   database: Database;
   /** The DATABASE_URL of its database. */
   databaseUrl: string;
+  /** Where it was migrated (DATABASE_DIRECT_URL): `databaseUrl`, or a direct connection when that goes through PgBouncer. */
+  databaseMigrationUrl: string;
   baseUrl: string;
   /** fetch() against the server, with the API key unless `headers.authorization` says otherwise. */
   request(path: string, init?: RequestInit): Promise<Response>;
@@ -37,7 +38,7 @@ export interface TestServerOptions {
   /** Service settings that differ from TEST_CONFIG. */
   config?: Partial<AppConfig>;
   /** The database kind; by default this run's (TEST_DATABASE). */
-  provider?: Provider;
+  provider?: DatabaseKind;
   /** For PostgreSQL: the server to create the database on (by default this run's, from test/global-setup.ts). */
   postgresServerUrl?: string;
   /** Connection settings as the environment would give them (DATABASE_QUERY_TIMEOUT_MS…); the service's defaults otherwise. */
@@ -48,13 +49,10 @@ export interface TestServerOptions {
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const testDatabase = await createTestDatabase(options.provider, options.postgresServerUrl);
-  await migrateDatabase(testDatabase.url);
-  const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }));
-  const app = await buildApp({
-    config: { ...TEST_CONFIG, ...options.config },
-    database,
-    logger: options.logger ?? pino({ level: 'silent' }),
-  });
+  await migrateDatabase(testDatabase.migrationUrl);
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }), logger);
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, database, logger });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server has no port');
@@ -70,6 +68,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     app,
     database,
     databaseUrl: testDatabase.url,
+    databaseMigrationUrl: testDatabase.migrationUrl,
     baseUrl,
     request,
     post: (path, body, headers = {}) =>
