@@ -176,6 +176,17 @@ describe('what start-up says about its ports', { timeout: PROCESS_TEST_TIMEOUT_M
     });
   });
 
+  it('a HOST that is not an address of this machine: one line saying so, exit 1, no stack trace', async () => {
+    // 198.51.100.0/24 is reserved for documentation: no machine has it, and nothing is sent to it.
+    const { code, logs, stdout, stderr } = await runUntilExit({ ...settings('foreign-host'), HOST: '198.51.100.7', PORT: '3999' });
+    expect(code, stdout + stderr).toBe(1);
+    expect(logs.filter((entry) => entry.level === 60).map((entry) => entry.msg)).toEqual([
+      'Cannot listen on 198.51.100.7:3999 (HOST=198.51.100.7): that is not an address of this machine. ' +
+        'Set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for all).',
+    ]);
+    expect(stdout + stderr).not.toMatch(RAW_TRACE);
+  });
+
   it('a privileged PORT: one line saying this user may not open it, exit 1, no stack trace', async () => {
     // As root, the capability that opens ports below 1024 is dropped for the service (setpriv):
     // what an ordinary user has. An ordinary user needs nothing dropped.

@@ -28,7 +28,8 @@ export function listenFailureMessage(error: unknown, listeners: readonly Listene
   const listener = samePort.find((candidate) => candidate.host === address) ?? samePort[0];
   if (!listener) return undefined;
   const { setting, hostSetting } = listener;
-  const where = `${typeof address === 'string' ? address : listener.host}:${String(port)}`;
+  const host = typeof address === 'string' ? address : listener.host;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${String(port)}`;
   switch (code) {
     case 'EADDRINUSE':
       return (
