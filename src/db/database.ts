@@ -13,7 +13,7 @@ import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js
 import { applyMigrations, migrationsPending } from './migrations.js';
 import { providerOf, schemaLayout, sqliteFilePath, type Provider } from './providers.js';
 import { betterSqlite3HandleOf } from './sqlite-adapter-internals.js';
-import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
+import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
 /**
@@ -158,7 +158,9 @@ function sharedConnection(connection: SqlDriverAdapter): SqlDriverAdapterFactory
 async function openSqliteConnection(databaseUrl: string): Promise<SqlDriverAdapter> {
   const connection = await sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS).connect();
   for (const pragma of ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`]) {
-    await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+    // Switching a new file to WAL takes its lock, which another instance starting beside this one
+    // may hold for a moment (migrating, or switching it too): wait for it like any statement.
+    await retryWhileBusy(() => connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] }));
   }
   return connection;
 }
