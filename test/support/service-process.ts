@@ -96,7 +96,7 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening: ${stderr}`));
+      reject(new Error(`exited with ${code} before listening: ${stderr} ${JSON.stringify(logs.slice(-3))}`));
     });
   });
 }
