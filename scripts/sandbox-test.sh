@@ -11,18 +11,22 @@
 # network). Run as root (or where `unshare --user --map-current-user` works).
 # Redis: redis-server stays visible (a test may start one of its own); the machine's server on
 # 127.0.0.1:6379 is out of reach like everything else on the network.
+# The clone sits in a folder only its owner may enter (0700, like root's home or a `mktemp -d`),
+# so the PostgreSQL that the tests run as another user must still reach its programs.
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$(mktemp -d /tmp/animal-store-sandbox-XXXXXX)"
 chmod 755 "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
-echo "== fresh clone of $(git -C "$SOURCE" rev-parse --short HEAD) in $WORK/repo"
-git clone --quiet --no-hardlinks "$SOURCE" "$WORK/repo"
+# $WORK stays enterable: the links that hide programs below point into it.
+mkdir -m 700 "$WORK/private"
+echo "== fresh clone of $(git -C "$SOURCE" rev-parse --short HEAD) in $WORK/private/repo (a folder only its owner may enter)"
+git clone --quiet --no-hardlinks "$SOURCE" "$WORK/private/repo"
 
 echo "== filling npm's cache with the locked packages (outside, with network)"
 mkdir "$WORK/warm"
-cp "$WORK/repo/package.json" "$WORK/repo/package-lock.json" "$WORK/warm/"
+cp "$WORK/private/repo/package.json" "$WORK/private/repo/package-lock.json" "$WORK/warm/"
 (cd "$WORK/warm" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm -rf "$WORK/warm"
 
@@ -68,7 +72,7 @@ if timeout 20 npm ping >/dev/null 2>&1; then echo "!! the npm registry is reacha
 echo "== inside: the npm registry is out of reach"
 echo "== inside: machine Node $(command -v node) $(node --version), npm $(npm --version)"
 
-cd "$SANDBOX_WORK/repo"
+cd "$SANDBOX_WORK/private/repo"
 start=$SECONDS
 npm ci --offline --no-audit --no-fund
 echo "== npm ci: $((SECONDS - start)) s"

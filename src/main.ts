@@ -7,6 +7,7 @@ import { openDatabase } from './db/database.js';
 import { migrateInChildProcess } from './db/migrate-in-child.js';
 import { providerOf, sqliteFilePath } from './db/providers.js';
 import { createLogger } from './logger.js';
+import { listenFailureMessage, type Listener } from './runtime/listen-failure.js';
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -88,4 +89,22 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', (signal) => void shutdown(signal));
 process.on('SIGINT', (signal) => void shutdown(signal));
 
-await app.listen({ host: config.host, port: config.port });
+// Where it listens, said once on its own line (with PORT=0 the port is only known now); a port that
+// cannot be taken (in use, privileged, a HOST not of this machine) stops it with one sentence.
+const listeners: Listener[] = [{ setting: 'PORT', hostSetting: 'HOST', host: config.host, port: config.port }];
+if (config.metricsEnabled && config.metricsPort !== null) {
+  listeners.push({ setting: 'METRICS_PORT', hostSetting: 'METRICS_HOST', host: config.metricsHost, port: config.metricsPort });
+}
+try {
+  await app.listen({
+    host: config.host,
+    port: config.port,
+    listenTextResolver: (address) => `API listening at ${address} (REST /v1, tRPC /trpc, docs ${address}/v1/docs)`,
+  });
+} catch (error) {
+  const message = listenFailureMessage(error, listeners);
+  if (!message) throw error;
+  logger.fatal({ code: (error as { code?: unknown }).code }, message);
+  await database.close();
+  process.exit(1);
+}

@@ -3,6 +3,7 @@
 // and stops on SIGTERM; the built output (what `npm start` runs) does the same.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +88,121 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
   });
 });
 
+describe('what start-up says about its ports', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+  const KEY = 'ports-key-0123456789abcdef';
+  const settings = (name: string) => ({ API_KEYS: KEY, LOG_LEVEL: 'info', DATABASE_URL: `file:${join(workDir, `${name}.db`)}` });
+  const listeningLines = (logs: Array<Record<string, unknown>>) =>
+    logs.map((entry) => String(entry.msg)).filter((msg) => /listening/i.test(msg));
+
+  /** Runs the service from source with `env` until it exits: its exit code, its log lines and its stderr. */
+  async function runUntilExit(env: Record<string, string>, wrapper: string[] = []) {
+    const { DATABASE_URL: _u, API_KEYS: _k, PORT: _p, HOST: _h, METRICS_PORT: _m, METRICS_HOST: _mh, ...inherited } = process.env;
+    const [program, ...args] = [...wrapper, ...FROM_SOURCE];
+    const child = spawn(program!, args, { cwd: workDir, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const logs = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    return { code, logs, stdout, stderr };
+  }
+
+  /** A port on 127.0.0.1 that another program holds while `use` runs. */
+  async function withBusyPort<T>(use: (port: number) => Promise<T>): Promise<T> {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      return await use((blocker.address() as AddressInfo).port);
+    } finally {
+      blocker.close();
+    }
+  }
+
+  /** Node's own report of a failed listen: what a person must never be left with. */
+  const RAW_TRACE = /Error: listen|^\s+at /m;
+
+  it('PORT=0: one line says the address and the port it picked, the two surfaces and the docs page', async () => {
+    const service = await startServiceProcess(settings('port-zero'));
+    try {
+      expect(service.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+      expect(listeningLines(service.logs)).toEqual([
+        `API listening at ${service.baseUrl} (REST /v1, tRPC /trpc, docs ${service.baseUrl}/v1/docs)`,
+      ]);
+      expect((await fetch(`${service.baseUrl}/v1/docs`)).status).toBe(200);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
+  });
+
+  it('METRICS_PORT: the two listening lines say which is the API and which serves /metrics', async () => {
+    const service = await startServiceProcess({ ...settings('metrics-port'), METRICS_PORT: '0' });
+    try {
+      const lines = listeningLines(service.logs);
+      expect(lines).toHaveLength(2);
+      expect(lines).toContain(`API listening at ${service.baseUrl} (REST /v1, tRPC /trpc, docs ${service.baseUrl}/v1/docs)`);
+      const metricsLine = lines.find((line) => line.startsWith('Metrics listening at '));
+      const metricsUrl = /^Metrics listening at (http:\/\/127\.0\.0\.1:\d+) \(GET \/metrics only; the API has a port of its own\)$/.exec(
+        metricsLine ?? '',
+      )?.[1];
+      expect(metricsUrl, lines.join('\n')).toBeDefined();
+      expect(metricsUrl).not.toBe(service.baseUrl);
+      const scrape = await fetch(`${metricsUrl}/metrics`);
+      expect(scrape.status).toBe(200);
+      expect(await scrape.text()).toMatch(/^# HELP /m);
+      expect((await fetch(`${service.baseUrl}/metrics`)).status).toBe(404);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
+  });
+
+  it.each([
+    { setting: 'PORT', env: (port: number) => ({ PORT: String(port) }) },
+    { setting: 'METRICS_PORT', env: (port: number) => ({ PORT: '0', METRICS_PORT: String(port) }) },
+  ])('$setting already in use: one line naming the port and what to do, exit 1, no stack trace', async ({ setting, env }) => {
+    await withBusyPort(async (port) => {
+      const { code, logs, stdout, stderr } = await runUntilExit({ ...settings(`busy-${setting}`), ...env(port) });
+      expect(code, stdout + stderr).toBe(1);
+      const fatal = logs.filter((entry) => entry.level === 60).map((entry) => entry.msg);
+      expect(fatal).toEqual([
+        `Cannot listen on 127.0.0.1:${port} (${setting}=${port}): another program already uses that port. ` +
+          `Stop it, or set ${setting} to another port (${setting}=0 picks a free one).`,
+      ]);
+      expect(stdout + stderr).not.toMatch(RAW_TRACE);
+      expect(listeningLines(logs).filter((line) => line.startsWith('API listening'))).toEqual([]);
+    });
+  });
+
+  it('a HOST that is not an address of this machine: one line saying so, exit 1, no stack trace', async () => {
+    // 198.51.100.0/24 is reserved for documentation: no machine has it, and nothing is sent to it.
+    const { code, logs, stdout, stderr } = await runUntilExit({ ...settings('foreign-host'), HOST: '198.51.100.7', PORT: '3999' });
+    expect(code, stdout + stderr).toBe(1);
+    expect(logs.filter((entry) => entry.level === 60).map((entry) => entry.msg)).toEqual([
+      'Cannot listen on 198.51.100.7:3999 (HOST=198.51.100.7): that is not an address of this machine. ' +
+        'Set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for all).',
+    ]);
+    expect(stdout + stderr).not.toMatch(RAW_TRACE);
+  });
+
+  it('a privileged PORT: one line saying this user may not open it, exit 1, no stack trace', async () => {
+    // As root, the capability that opens ports below 1024 is dropped for the service (setpriv):
+    // what an ordinary user has. An ordinary user needs nothing dropped.
+    const unprivilegedPortStart = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'));
+    expect(unprivilegedPortStart, 'this machine lets every user open port 80: the test cannot be made here').toBeGreaterThan(80);
+    const wrapper = process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-net_bind_service', '--inh-caps=-net_bind_service', '--'] : [];
+    const { code, logs, stdout, stderr } = await runUntilExit({ ...settings('privileged'), PORT: '80' }, wrapper);
+    expect(code, stdout + stderr).toBe(1);
+    expect(logs.filter((entry) => entry.level === 60).map((entry) => entry.msg)).toEqual([
+      'Cannot listen on 127.0.0.1:80 (PORT=80): this user may not open that port ' +
+        '(below 1024, only root or a program with CAP_NET_BIND_SERVICE may). Set PORT to 1024 or above.',
+    ]);
+    expect(stdout + stderr).not.toMatch(RAW_TRACE);
+  });
+});
+
 describe('npm start: the built output', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const KEY = 'built-key-0123456789abcdef';
 
@@ -124,7 +240,12 @@ describe('the Node line', () => {
   it('engines covers the Node running this suite; another line is refused with a message that says what to do', () => {
     const range = supportedNodeRange();
     expect(unsupportedNodeMessage(process.version, range, process.execPath)).toBeUndefined();
-    for (const version of ['v20.20.2', 'v23.11.0', 'v25.2.0', 'v18.20.8']) {
+    // From the lowest release of each line that runs everything (better-sqlite3 13 needs Node-API
+    // 10: Node 22.13 crashes loading it), not only the release that npm ci installs.
+    for (const version of ['v22.14.0', 'v22.23.3', 'v24.0.0', 'v24.21.0']) {
+      expect(unsupportedNodeMessage(version, range, '/usr/bin/node')).toBeUndefined();
+    }
+    for (const version of ['v20.20.2', 'v22.13.1', 'v23.11.0', 'v25.2.0', 'v18.20.8']) {
       expect(unsupportedNodeMessage(version, range, '/usr/bin/node')).toMatch(
         new RegExp(`^Animal Store runs on Node .+ \\(package.json "engines"\\), not ${version} \\(/usr/bin/node\\)\\.\\n.*npm start`),
       );

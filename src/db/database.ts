@@ -13,7 +13,7 @@ import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js
 import { applyMigrations, migrationsPending } from './migrations.js';
 import { databaseFault, POOLER_HINT } from './database-errors.js';
 import { postgresTarget, providerOf, schemaLayout, sqliteFilePath, type PostgresTarget, type Provider } from './providers.js';
-import { busyRetryingStatements, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
+import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
 /**
@@ -179,13 +179,15 @@ const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', `journal_s
  * API-key lookup: opened here, on the same file as Prisma's adapter connection, with the same
  * settings. 64-bit integers come back as bigint, as through Prisma's adapter.
  */
-function openSqliteHandle(databaseUrl: string): Sqlite.Database {
+async function openSqliteHandle(databaseUrl: string): Promise<Sqlite.Database> {
   const file = sqliteFilePath(databaseUrl);
   mkdirSync(dirname(file), { recursive: true });
   const handle = new Sqlite(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
   try {
     handle.defaultSafeIntegers(true);
-    for (const pragma of SQLITE_PRAGMAS) handle.pragma(pragma);
+    // Switching a new file to WAL takes its lock, which another instance starting beside this one
+    // may hold for a moment (migrating, or switching it too): wait for it like any statement.
+    for (const pragma of SQLITE_PRAGMAS) await retryWhileBusy(() => handle.pragma(pragma));
   } catch (error) {
     handle.close();
     throw error;
@@ -206,7 +208,9 @@ function prismaSqliteAdapter(databaseUrl: string): SqlDriverAdapterFactory {
     adapterName: factory.adapterName,
     async connect() {
       const connection = await factory.connect();
-      for (const pragma of SQLITE_PRAGMAS) await connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] });
+      for (const pragma of SQLITE_PRAGMAS) {
+        await retryWhileBusy(() => connection.queryRaw({ sql: `PRAGMA ${pragma}`, args: [], argTypes: [] }));
+      }
       return busyRetryingStatements(connection);
     },
   };
@@ -288,10 +292,10 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
 
   // Two connections of our own (statements; transactions, one at a time: src/db/sql.ts) and
   // Prisma's. In WAL mode each sees what the others committed from its next statement on.
-  const handle = openSqliteHandle(settings.databaseUrl);
+  const handle = await openSqliteHandle(settings.databaseUrl);
   let transactionHandle: Sqlite.Database;
   try {
-    transactionHandle = openSqliteHandle(settings.databaseUrl);
+    transactionHandle = await openSqliteHandle(settings.databaseUrl);
   } catch (error) {
     handle.close();
     throw error;

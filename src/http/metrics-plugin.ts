@@ -46,7 +46,11 @@ export async function attachMetricsServer(
   server.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
   await server.register(metricsRoute, { registry: options.registry });
   app.addHook('onReady', async () => {
-    await server.listen({ host: options.host, port: options.port });
+    await server.listen({
+      host: options.host,
+      port: options.port,
+      listenTextResolver: (address) => `Metrics listening at ${address} (GET /metrics only; the API has a port of its own)`,
+    });
   });
   app.addHook('onClose', async () => {
     await server.close();

@@ -1,6 +1,7 @@
-// Which Node lines the service runs on: exactly the ones its suite is run on (.ci/run), named once,
-// in package.json's `engines`. better-sqlite3 13 (the SQLite driver) needs Node >= 22 and crashes
-// on Node 20; versions before 13 crash on Node >= 24.19. @see docs/development.md#node-lines
+// Which Node releases the service runs on, named once, in package.json's `engines`: each supported
+// line from its lowest working release, which is the one .ci/run runs the suite on. better-sqlite3
+// 13 (the SQLite driver) needs Node-API 10: Node 20 and Node 22 before 22.14 crash loading it.
+// @see docs/development.md#node-lines
 import { readFileSync } from 'node:fs';
 import semver from 'semver';
 
@@ -16,6 +17,6 @@ export function unsupportedNodeMessage(version: string, range: string, executabl
   return (
     `Animal Store runs on Node ${range} (package.json "engines"), not ${version} (${executable}).\n` +
     'Start it through npm (`npm start`, `npm run dev`): `npm ci` installs Node 24 into node_modules/.bin ' +
-    '(Linux x64), and npm scripts run on it. Elsewhere, install Node 22 or 24.'
+    '(Linux x64), and npm scripts run on it. Elsewhere, install a Node release that range accepts.'
   );
 }

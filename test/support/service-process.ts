@@ -87,7 +87,7 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
           continue; // not a log line (npm's own output, say)
         }
         logs.push(entry);
-        const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
+        const listening = /^API listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg));
         if (listening) {
           clearTimeout(timer);
           resolve({ child, baseUrl: listening[1]!, logs, stderr: () => stderr, exited, stop });
@@ -96,7 +96,7 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening: ${stderr} ${JSON.stringify(logs)}`));
+      reject(new Error(`exited with ${code} before listening: ${stderr} ${JSON.stringify(logs.slice(-3))}`));
     });
   });
 }
