@@ -4,24 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { integerFromDigits, isIntegerText, NOT_AN_INTEGER, parseJson, withIntegerRule } from '../src/domain/json-text.js';
-
-/** Exactly: the text's value is digits × 10^exponent; an integer when that has no fraction. */
-function exactlyAnInteger(text: string): boolean {
-  const [, whole, fraction = '', exponent = '0'] = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)!;
-  const digits = BigInt(whole! + fraction);
-  const scale = Number(exponent) - fraction.length;
-  return digits === 0n || scale >= 0 || digits % 10n ** BigInt(-scale) === 0n;
-}
-
-/** JSON number texts of every shape: signs, leading zeros in fractions, trailing zeros, exponents. */
-const numberText = fc
-  .tuple(
-    fc.constantFrom('', '-'),
-    fc.oneof(fc.constant('0'), fc.stringMatching(/^[1-9]\d{0,40}$/)),
-    fc.option(fc.stringMatching(/^\d{1,40}$/), { nil: undefined }),
-    fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.stringMatching(/^\d{1,3}$/)), { nil: undefined }),
-  )
-  .map(([sign, whole, fraction, exponent]) => `${sign}${whole}${fraction === undefined ? '' : `.${fraction}`}${exponent?.join('') ?? ''}`);
+import { anyNumberText as numberText, exactlyAnInteger } from './support/number-texts.js';
 
 describe('isIntegerText', () => {
   it.each([
@@ -44,24 +27,24 @@ describe('isIntegerText', () => {
     expect(isIntegerText(text)).toBe(integer);
   });
 
-  it('agrees with exact arithmetic on any number text', async () => {
-    await fc.assert(
+  it('agrees with exact arithmetic on any number text', () => {
+    fc.assert(
       fc.property(numberText, (text) => isIntegerText(text) === exactlyAnInteger(text)),
-      { numRuns: 5_000, size: 'max' },
+      { numRuns: 5_000 },
     );
   });
 });
 
 describe('parseJson', () => {
-  it('reads every number by its text: integers as their value, others never as an integer', async () => {
-    await fc.assert(
+  it('reads every number by its text: integers as their value, others never as an integer', () => {
+    fc.assert(
       fc.property(numberText, (text) => {
         const value = (parseJson(`{"n":${text}}`) as { n: number }).n;
         if (!exactlyAnInteger(text)) return !Number.isInteger(value);
         const double = Number(text);
         return Object.is(value, Number.isFinite(double) ? double : Math.sign(double) * Number.MAX_VALUE);
       }),
-      { numRuns: 5_000, size: 'max' },
+      { numRuns: 5_000 },
     );
   });
 
@@ -79,12 +62,12 @@ describe('parseJson', () => {
     expect(parseJson(`[${text}]`)).toEqual([value]);
   });
 
-  it('reads any other JSON as JSON.parse does, `__proto__` as an own key', async () => {
-    await fc.assert(
-      fc.property(fc.json({ maxDepth: 4 }), (text) => {
+  it('reads any other JSON as JSON.parse does, `__proto__` as an own key', () => {
+    fc.assert(
+      fc.property(fc.json({ maxDepth: 4, depthSize: 'max' }), (text) => {
         expect(parseJson(text)).toStrictEqual(JSON.parse(text));
       }),
-      { numRuns: 2_000, size: 'max' },
+      { numRuns: 2_000 },
     );
     const parsed = parseJson('{"__proto__":{"polluted":1.5},"a":1.0}') as Record<string, unknown>;
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
@@ -107,18 +90,18 @@ describe('parseJson', () => {
 });
 
 describe('withIntegerRule (text for a parser that is not ours)', () => {
-  it('is the text itself unless the rule changes a number, and JSON.parse of it reads what parseJson reads', async () => {
+  it('is the text itself unless the rule changes a number, and JSON.parse of it reads what parseJson reads', () => {
     const document = fc
-      .tuple(fc.json({ maxDepth: 3 }), fc.array(numberText, { maxLength: 4 }))
+      .tuple(fc.json({ maxDepth: 3, depthSize: 'max' }), fc.array(numberText, { maxLength: 4, size: 'max' }))
       .map(([json, numbers]) => `{"json":${json},"numbers":[${numbers.join(',')}]}`);
-    await fc.assert(
+    fc.assert(
       fc.property(document, (text) => {
         const ruled = withIntegerRule(text);
         // The same value, as JSON carries it (JSON has no -0: JSON.stringify writes it as 0).
         expect(JSON.stringify(JSON.parse(ruled))).toBe(JSON.stringify(parseJson(text)));
         if (JSON.stringify(parseJson(text)) === JSON.stringify(JSON.parse(text))) expect(ruled).toBe(text);
       }),
-      { numRuns: 2_000, size: 'max' },
+      { numRuns: 2_000 },
     );
   });
 

@@ -13,6 +13,7 @@ const BEHAVIOUR_SUITES = [
   'test/security/idempotency.test.ts',
   'test/security/no-data-without-key.test.ts',
   'test/reliability/fuzz.test.ts',
+  'test/json-integers.test.ts',
 ];
 
 export default defineConfig({
