@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank, no control characters, valid Unicode text.
+             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
              * @example Rex
              */
             name: string;
@@ -243,7 +243,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank, no control characters, valid Unicode text.
+                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
                      * @example Rex
                      */
                     name: string;
