@@ -48,13 +48,15 @@ export function isIntegerText(text: string): boolean {
   let inFraction = false;
   for (; position < text.length; position++) {
     const code = text.charCodeAt(position);
-    if (code === 0x2e)
-      inFraction = true; // '.'
-    else if (isDigit(code)) {
+    if (isDigit(code)) {
       if (code !== 0x30) lastNonZero = digitsSeen;
       digitsSeen++;
       if (inFraction) fractionDigits++;
-    } else break; // 'e' or 'E'
+    } else if (code === 0x2e) {
+      inFraction = true; // '.'
+    } else {
+      break; // 'e' or 'E'
+    }
   }
   if (lastNonZero === -1) return true; // zero, however written
   const exponent = position < text.length ? Number(text.slice(position + 1)) : 0; // ±Infinity when absurdly long
@@ -78,7 +80,7 @@ function reviveNumber(_key: string, value: unknown, context?: ReviverContext): u
   return typeof value === 'number' && context?.source !== undefined ? numberByText(value, context.source) : value;
 }
 
-/** JSON.parse as JavaScript's, with it the reviver's third argument (TypeScript's lib does not declare it yet). */
+/** JSON.parse, typed with the reviver's third argument (TypeScript's lib does not declare it yet). */
 const parseWithReviver = JSON.parse as (
   text: string,
   reviver: (key: string, value: unknown, context?: ReviverContext) => unknown,

@@ -22,6 +22,7 @@ import {
   type ErrorAnswer,
 } from '../api/errors.js';
 import { databaseFaultRefusal, identityRefusal, keyRateLimitRefusal } from '../api/refusals.js';
+import { KEY_REUSED_MESSAGE } from '../idempotency/idempotency-store.js';
 import type { RestRoute } from './rest-routes.js';
 
 export const API_TITLE = 'Animal Store';
@@ -138,10 +139,7 @@ const ERROR_EXAMPLES: Record<number, ErrorAnswer> = {
   408: answerForClientError({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
   413: answerForFastifyError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' } as FastifyError),
   415: answerForFastifyError({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' } as FastifyError),
-  422: {
-    status: 422,
-    message: 'Idempotency-Key: was already used with a different request; use a new key for a new request',
-  },
+  422: { status: 422, message: KEY_REUSED_MESSAGE },
   429: answerForRefusal(keyRateLimitRefusal({ allowed: false, limit: 600, remaining: 0, resetSeconds: 42 })),
   431: answerForClientError({ code: 'HPE_HEADER_OVERFLOW' }),
   500: { status: 500, message: '' },
