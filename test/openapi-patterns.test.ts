@@ -48,7 +48,15 @@ for pattern in job['patterns']:
 matches = [[bool(c.search(text)) if c else False for text in job['texts']] for c in compiled]
 sys.stdout.write(json.dumps({'errors': errors, 'matches': matches}))
 `;
-  const output = execFileSync('python3', ['-c', program], { input: JSON.stringify({ patterns, texts }), maxBuffer: 64 * 1024 * 1024 });
+  let output: Buffer;
+  try {
+    output = execFileSync('python3', ['-c', program], { input: JSON.stringify({ patterns, texts }), maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    // Never a skip: without python3 this check cannot be made, and says so.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('python3 is needed to read the patterns as Python does: install it (Debian: apt-get install python3)');
+    throw error;
+  }
   return JSON.parse(output.toString('utf8')) as { errors: Array<string | null>; matches: boolean[][] };
 }
 

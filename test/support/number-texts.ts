@@ -17,7 +17,7 @@ export function exactlyAnInteger(text: string): boolean {
 }
 
 /** The integer a text denotes (call only when `exactlyAnInteger`). */
-export function exactInteger(text: string): bigint {
+function exactInteger(text: string): bigint {
   const { digits, scale } = exactParts(text);
   return scale >= 0 ? digits * 10n ** BigInt(scale) : digits / 10n ** BigInt(-scale);
 }
