@@ -175,6 +175,24 @@ describe('REST query strings and paths: plain decimal digits, any length', () =>
   });
 });
 
+describe('deeply nested input (under the body limit)', () => {
+  const deep = `${'['.repeat(20_000)}1.5${']'.repeat(20_000)}`;
+
+  it('is refused as a REST body with 400, never 500', async () => {
+    const response = await server.post('/v1/pets', `{"name":"Deep","categoryId":1,"x":${deep}}`);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toBe('body: Unrecognized key: "x"');
+  });
+
+  it('does not hide a rounded number from the rule, directly or in tRPC’s handler', async () => {
+    const call = `{"name":"Deep","categoryId":0.99999999999999999999,"x":${deep}}`;
+    const single = (await (await server.post('/trpc/pets.create', call)).json()) as TrpcItem;
+    const batch = (await (await server.post('/trpc/pets.create,pets.create?batch=1', `{"0":${call},"1":{}}`)).json()) as TrpcItem[];
+    for (const item of [single, batch[0]!])
+      expect(trpcOutcome(item, 'categoryId', createdCategory)).toEqual({ problem: 'must be an integer' });
+  });
+});
+
 describe('a `__proto__` key', () => {
   it('is an unknown field of a REST body (400), and pollutes nothing', async () => {
     for (const body of [

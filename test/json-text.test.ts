@@ -105,6 +105,17 @@ describe('withIntegerRule (text for a parser that is not ours)', () => {
     );
   });
 
+  it('rewrites only the numbers it reads otherwise, whatever the nesting', () => {
+    expect(withIntegerRule('{ "a" : -0 , "b" : [1.0, 1e400, 0.99999999999999999999, "9.99999999999999999999"] }')).toBe(
+      '{ "a" : -0 , "b" : [1.0, 1.7976931348623157e+308, 0.5, "9.99999999999999999999"] }',
+    );
+    const deep = `${'['.repeat(100_000)}1.0000000000000001${']'.repeat(100_000)}`;
+    expect(withIntegerRule(deep)).toBe(`${'['.repeat(100_000)}${NOT_AN_INTEGER}${']'.repeat(100_000)}`);
+    let value = parseJson(deep);
+    for (let depth = 0; depth < 100_000; depth++) value = (value as unknown[])[0];
+    expect(value).toBe(NOT_AN_INTEGER);
+  });
+
   it('keeps leading byte order marks and leaves what is not JSON alone', () => {
     expect(withIntegerRule('\uFEFF\uFEFF{"a":1.0000000000000001}')).toBe(`\uFEFF\uFEFF{"a":${NOT_AN_INTEGER}}`);
     expect(withIntegerRule('{"a":1.0000000000000001')).toBe('{"a":1.0000000000000001');

@@ -1,15 +1,18 @@
 // Integers are decided by the JSON text, not by the double JavaScript reads from it. Every number
 // of this API is an integer (`integer` in the OpenAPI document), and JSON.parse rounds:
 // `0.99999999999999999999` and `1.0000000000000001` both read as 1, `1e-400` as 0, a 309-digit
-// integer as Infinity. Here a number's own text (JSON.parse's reviver `context.source`, Node ≥ 22)
-// says what it is:
+// integer as Infinity. Here each number's own text says what it is:
 //   - a mathematical integer (`1`, `1.0`, `1e2`, `-0`, as JSON Schema's `type: integer` counts
 //     them) is its value; one too large for a double (Infinity) reads as ±Number.MAX_VALUE, an
 //     integer out of every range, so the schema says "must be at most …", not "not an integer";
 //   - any other number that JavaScript would round to an integer (or to Infinity) reads as
 //     NOT_AN_INTEGER, so the schema refuses it exactly as it refuses 1.5: "must be an integer".
-// Both surfaces read request JSON here: REST bodies, tRPC inputs (query and body), and the text
-// handed to tRPC's own handler, which parses JSON itself (`withIntegerRule`).
+// The rule rewrites those few number tokens in the text, which JSON.parse then reads: the same
+// text for our parser and for tRPC's own handler, which parses JSON itself (`withIntegerRule`).
+// Not JSON.parse's reviver with its source text (Node ≥ 22): V8 walks a reviver's result
+// recursively, and a body nested a few thousand levels deep (which JSON.parse alone reads) overflows
+// the stack; and tRPC's handler needs text. Both surfaces read request JSON here: REST bodies, tRPC
+// inputs (query and body), and the text handed to tRPC's handler.
 // @see docs/decisions.md, "Integers in JSON"
 
 /** The value a non-integer that JavaScript would round to an integer reads as: not an integer, and JSON can carry it. */
@@ -65,55 +68,78 @@ export function isIntegerText(text: string): boolean {
   return trailingZeros - fractionDigits + exponent >= 0;
 }
 
-/** A number as the API reads it, from its value and its JSON text. */
-function numberByText(value: number, source: string): number {
-  if (isIntegerText(source)) return Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE;
-  return Number.isInteger(value) || !Number.isFinite(value) ? NOT_AN_INTEGER : value;
+/** A number token as the API reads it: the token itself, or the text of the value that stands for it. */
+function ruledNumber(token: string): string {
+  const value = Number(token); // the same double as JSON.parse's
+  if (isIntegerText(token)) return Number.isFinite(value) ? token : String(Math.sign(value) * Number.MAX_VALUE);
+  return Number.isInteger(value) || !Number.isFinite(value) ? String(NOT_AN_INTEGER) : token;
 }
 
-interface ReviverContext {
-  /** The source text of a primitive value (JSON.parse source text access, Node ≥ 22). */
-  source?: string;
-}
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+/** Characters of a JSON number after its first: digits, `.`, `e`, `E`, `+`, `-`. */
+const isNumberPart = (code: number) => isDigit(code) || code === 0x2e || code === 0x65 || code === 0x45 || code === 0x2b || code === MINUS;
 
-function reviveNumber(_key: string, value: unknown, context?: ReviverContext): unknown {
-  return typeof value === 'number' && context?.source !== undefined ? numberByText(value, context.source) : value;
+/**
+ * Valid JSON text with each number token the rule reads otherwise replaced (nearly always `json`
+ * itself). Outside strings, a JSON number starts with `-` or a digit and nothing else does. One
+ * pass, no recursion, whatever the nesting.
+ */
+function ruledJson(json: string): string {
+  let parts: string[] | null = null;
+  let copied = 0;
+  for (let position = 0; position < json.length;) {
+    const code = json.charCodeAt(position);
+    if (code === QUOTE) {
+      for (position++; position < json.length; position++) {
+        const inString = json.charCodeAt(position);
+        if (inString === BACKSLASH) position++;
+        else if (inString === QUOTE) break;
+      }
+      position++;
+    } else if (code === MINUS || isDigit(code)) {
+      const start = position;
+      for (position++; position < json.length && isNumberPart(json.charCodeAt(position)); position++);
+      const token = json.slice(start, position);
+      const ruled = ruledNumber(token);
+      if (ruled !== token) {
+        (parts ??= []).push(json.slice(copied, start), ruled);
+        copied = position;
+      }
+    } else {
+      position++;
+    }
+  }
+  return parts === null ? json : parts.join('') + json.slice(copied);
 }
-
-/** JSON.parse, typed with the reviver's third argument (TypeScript's lib does not declare it yet). */
-const parseWithReviver = JSON.parse as (
-  text: string,
-  reviver: (key: string, value: unknown, context?: ReviverContext) => unknown,
-) => unknown;
 
 /** JSON.parse with the integer rule. Throws JSON.parse's own SyntaxError for text that is not JSON. */
 export function parseJson(text: string): unknown {
-  return mayRound(text) ? parseWithReviver(text, reviveNumber) : JSON.parse(text);
+  if (!mayRound(text)) return JSON.parse(text);
+  const value: unknown = JSON.parse(text); // text that is not JSON fails here, with JSON.parse's own words
+  const ruled = ruledJson(text);
+  return ruled === text ? value : JSON.parse(ruled);
 }
 
 /**
  * The same JSON text with the integer rule applied, for a parser that is not ours (tRPC's handler
  * reads JSON with a plain JSON.parse): `text` itself when the rule changes nothing (nearly always),
- * or when it is not JSON (the parser gives its own error); else the JSON of the value as the rule
- * reads it, after the same leading byte order marks (tRPC's decoding drops them). JSON.stringify
- * writes -0 as 0, which no range check tells apart.
+ * or when it is not JSON (the parser gives its own error); else `text` with the changed numbers
+ * rewritten, after the same leading byte order marks (tRPC's decoding drops them).
  */
 export function withIntegerRule(text: string): string {
   if (!mayRound(text)) return text;
   let start = 0;
   while (text.charCodeAt(start) === BYTE_ORDER_MARK) start++;
-  let changed = false;
-  let value: unknown;
+  const json = text.slice(start);
   try {
-    value = parseWithReviver(text.slice(start), (key, parsed, context) => {
-      const revived = reviveNumber(key, parsed, context);
-      if (!Object.is(revived, parsed)) changed = true;
-      return revived;
-    });
+    JSON.parse(json);
   } catch {
     return text;
   }
-  return changed ? text.slice(0, start) + JSON.stringify(value) : text;
+  const ruled = ruledJson(json);
+  return ruled === json ? text : text.slice(0, start) + ruled;
 }
 
 /**

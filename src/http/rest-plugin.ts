@@ -82,8 +82,8 @@ function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed:
 }
 
 /**
- * A JSON body as Fastify's own parser reads it (empty: FST_ERR_CTP_EMPTY_JSON_BODY; one leading byte
- * order mark dropped), by the integer rule. JSON.parse makes `__proto__` an own property like any
+ * A JSON body as Fastify's own parser reads it (empty: FST_ERR_CTP_EMPTY_JSON_BODY; not JSON:
+ * FST_ERR_CTP_INVALID_JSON_BODY; one leading byte order mark dropped), by the integer rule. JSON.parse makes `__proto__` an own property like any
  * other key, never the object's prototype; the procedure's schema refuses it as an unknown field.
  */
 function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
@@ -91,8 +91,8 @@ function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (e
   if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
   try {
     done(null, parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
-  } catch (error) {
-    done(error as Error, undefined);
+  } catch {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
   }
 }
 
