@@ -71,8 +71,9 @@ function applyIntegerRule(request: FastifyRequest): void {
   if (queryStart === -1) return;
   const query = new URLSearchParams(url.slice(queryStart + 1)); // as tRPC reads it (a URL's searchParams)
   const input = query.get('input');
-  const ruled = input === null ? input : withIntegerRule(input);
-  if (ruled === input || ruled === null) return;
+  if (input === null) return;
+  const ruled = withIntegerRule(input);
+  if (ruled === input) return;
   query.set('input', ruled);
   request.raw.url = `${url.slice(0, queryStart)}?${query.toString()}`;
 }
