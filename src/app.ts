@@ -29,7 +29,7 @@ import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
 import { requestRecorder } from './http/request-metrics.js';
-import { REST_BASE_PATH } from './http/openapi-document.js';
+import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
@@ -227,6 +227,11 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     return sendEnvelope(reply, answer);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
+  // `/` names no resource, but whoever opens it is looking for the API: where its reference and
+  // document are. Public (they are), no data.
+  app.get('/', (_request, reply) =>
+    reply.send({ name: API_TITLE, docs: `${REST_BASE_PATH}/docs`, openapi: `${REST_BASE_PATH}/openapi.json` }),
+  );
 
   // GET /metrics: here, or on a server of its own when METRICS_PORT is set (src/http/metrics-plugin.ts).
   const metricsServer =

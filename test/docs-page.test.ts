@@ -69,6 +69,14 @@ async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
 
 const operation = (page: Page, operationId: string) => page.locator(`#operations-Pets-${operationId}`);
 
+/** Pastes the key into the page's Authorize dialog, as a person does. */
+async function authorize(page: Page): Promise<void> {
+  await page.locator('.auth-wrapper button.authorize').click();
+  await page.locator('.modal-ux input').fill(API_KEY);
+  await page.locator('.modal-ux button.authorize').click();
+  await page.locator('.modal-ux button.btn-done').click();
+}
+
 describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
   it('shows the three operations, loads only from the server, with no console errors or failed requests', async () => {
     const { page, problems } = await openPage();
@@ -90,10 +98,7 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     const { page, problems } = await openPage();
     await page.goto(`${server.baseUrl}/v1/docs`, { waitUntil: 'networkidle' });
 
-    await page.locator('.auth-wrapper button.authorize').click();
-    await page.locator('.modal-ux input').fill(API_KEY);
-    await page.locator('.modal-ux button.authorize').click();
-    await page.locator('.modal-ux button.btn-done').click();
+    await authorize(page);
 
     const listPets = operation(page, 'listPets');
     await listPets.locator('.opblock-summary').click();
@@ -107,6 +112,56 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     await page.close();
   });
 
+  it('creates twice with two bodies: two pets (no Idempotency-Key is filled in for every Execute)', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${server.baseUrl}/v1/docs`, { waitUntil: 'networkidle' });
+    await authorize(page);
+
+    const createPet = operation(page, 'createPet');
+    await createPet.locator('.opblock-summary').click();
+    await expect(createPet.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).resolves.toBe('');
+    const created: Array<{ id: number; name: string }> = [];
+    for (const name of ['First From Docs', 'Second From Docs']) {
+      await createPet.locator('textarea.body-param__text').fill(JSON.stringify({ name, categoryId: 4 }));
+      const answer = page.waitForResponse((response) => response.request().method() === 'POST' && response.url().endsWith('/v1/pets'));
+      await createPet.locator('button.execute').click();
+      const response = await answer;
+      expect(response.status()).toBe(201);
+      expect(response.request().headers()['idempotency-key']).toBeUndefined();
+      created.push((await response.json()) as { id: number; name: string });
+      await expect(createPet.locator('.live-responses-table .response .response-col_status').first().textContent()).resolves.toMatch(
+        /^201/,
+      );
+    }
+    expect(created.map((pet) => pet.name)).toEqual(['First From Docs', 'Second From Docs']);
+    expect(created[0]!.id).not.toBe(created[1]!.id);
+    for (const pet of created) expect((await json(server.request(`/v1/pets/${pet.id}`))).name).toBe(pet.name);
+    expect(problems).toEqual({ consoleErrors: [], failedRequests: [], otherHosts: [] });
+    await page.close();
+  });
+
+  it('shows each error status with its own example answer', async () => {
+    const { page } = await openPage();
+    await page.goto(`${server.baseUrl}/v1/docs#/Pets/createPet`, { waitUntil: 'networkidle' });
+    const createPet = operation(page, 'createPet');
+    await createPet.locator('.responses-wrapper').waitFor();
+    for (const [status, code] of [
+      [400, 'BAD_REQUEST'],
+      [401, 'UNAUTHORIZED'],
+      [408, 'TIMEOUT'],
+      [422, 'UNPROCESSABLE_CONTENT'],
+      [429, 'TOO_MANY_REQUESTS'],
+      [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE'],
+      [500, 'INTERNAL_SERVER_ERROR'],
+      [503, 'SERVICE_UNAVAILABLE'],
+    ] as const) {
+      const shown = await createPet.locator(`.responses-wrapper tr.response[data-code="${status}"]`).textContent();
+      expect(shown, String(status)).toContain(`"code": "${code}"`);
+      expect(shown, String(status)).toContain(`"status": ${status}`);
+    }
+    await page.close();
+  });
+
   it("getPet's deprecation Link opens its replacement's entry (listPets)", async () => {
     const pet = await json(server.post('/v1/pets', { name: 'Linked', categoryId: 1 }));
     const link = (await server.request(`/v1/pets/${pet.id}`)).headers.get('link')!;
@@ -117,6 +172,19 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     await page.goto(server.baseUrl + target, { waitUntil: 'networkidle' });
     await page.locator('#operations-Pets-listPets.is-open').waitFor();
     await page.close();
+  });
+});
+
+describe('/ over HTTP', () => {
+  it('points to the API reference and the document, without a key', async () => {
+    const response = await fetch(`${server.baseUrl}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await response.json()) as { name: string; docs: string; openapi: string };
+    expect(body).toEqual({ name: 'Animal Store', docs: '/v1/docs', openapi: '/v1/openapi.json' });
+    expect((await fetch(server.baseUrl + body.docs)).status).toBe(200);
+    expect((await fetch(server.baseUrl + body.openapi)).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/`, { method: 'HEAD' })).status).toBe(200);
   });
 });
 

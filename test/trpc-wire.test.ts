@@ -223,6 +223,11 @@ const battery: WireRequest[] = [
     'idempotency-key': 'wire-1',
   }),
   post('create, Idempotency-Key not visible ASCII', '/trpc/pets.create', newPet('Key'), { ...JSON_TYPE, 'idempotency-key': 'a b' }),
+  post('create, categoryId 1.0 (an integer)', '/trpc/pets.create', '{"name":"One","categoryId":1.0}'),
+  post('create, categoryId 1e1 (an integer)', '/trpc/pets.create', '{"name":"Ten","categoryId":1e1}'),
+  post('create, categoryId 1.5', '/trpc/pets.create', '{"name":"Half","categoryId":1.5}'),
+  post('create, a __proto__ key', '/trpc/pets.create', '{"name":"Proto","categoryId":1,"__proto__":{"polluted":true}}'),
+  post('create, batch of 2, categoryId 2.0', '/trpc/pets.create,pets.create?batch=1', '{"0":{"name":"Two","categoryId":2.0},"1":{}}'),
   post('create, a large body under the limit', '/trpc/pets.create', JSON.stringify({ name: 'x'.repeat(60_000), categoryId: 1 })),
   post('create, a body over the limit', '/trpc/pets.create', JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 })),
 
@@ -326,6 +331,22 @@ const battery: WireRequest[] = [
   // Deprecated procedure headers, on success and failure.
   get('get, deprecated, on an error', `/trpc/pets.get?input=${q({ petId: 0 })}`),
   get('list after everything', '/trpc/pets.list?input=' + q({ limit: 100 })),
+
+  // Numbers whose JSON text is not an integer but that JSON.parse rounds to one, and an integer too
+  // long for a double (INTEGER_RULE below). Last: tRPC's handler creates pets that ours refuses.
+  get('get, petId 0.99999999999999999999', `/trpc/pets.get?input=${encodeURIComponent('{"petId":0.99999999999999999999}')}`),
+  get('list, limit 100.000000000000001', `/trpc/pets.list?input=${encodeURIComponent('{"limit":100.000000000000001}')}`),
+  get('get, petId of 400 digits', `/trpc/pets.get?input=${encodeURIComponent(`{"petId":${'9'.repeat(400)}}`)}`),
+  get(
+    'batch of 2: petId 1.0000000000000001',
+    `/trpc/pets.get,pets.get?batch=1&input=${encodeURIComponent('{"0":{"petId":1.0000000000000001},"1":{"petId":1}}')}`,
+  ),
+  post('create, categoryId 0.99999999999999999999', '/trpc/pets.create', '{"name":"Rounded","categoryId":0.99999999999999999999}'),
+  post(
+    'batch of 2: create with categoryId 1.0000000000000001',
+    '/trpc/pets.create,pets.create?batch=1',
+    '{"0":{"name":"Rounded","categoryId":1.0000000000000001},"1":{"name":"Kept","categoryId":1}}',
+  ),
 ];
 
 /**
@@ -343,6 +364,21 @@ const LISTED_DIFFERENCES: Record<string, string> = {
   'two segments': 'As above: a 404 in tRPC’s shape instead of Fastify’s default body.',
   'list, undecodable procedure name':
     'Fastify cannot decode the path and refuses it (400) in its own shape; we route it with its encoding kept as sent, and answer tRPC’s own 400 "Invalid URL-encoding in path", as JSON (tRPC’s handler sends that one as text/plain).',
+};
+
+/**
+ * Where integers are decided by the JSON text (docs/decisions.md, "Integers in JSON"): tRPC's handler
+ * reads the number JSON.parse gives (0.99999999999999999999 is 1, a 400-digit integer Infinity); the
+ * service refuses the call whose number is not an integer, and calls a too-long integer too large.
+ * The label, and what our answer says of its first call.
+ */
+const INTEGER_RULE: Record<string, { field: string; message: string }> = {
+  'get, petId 0.99999999999999999999': { field: 'petId', message: 'must be an integer' },
+  'list, limit 100.000000000000001': { field: 'limit', message: 'must be an integer' },
+  'get, petId of 400 digits': { field: 'petId', message: 'must be at most 9007199254740991 (2^53 − 1)' },
+  'batch of 2: petId 1.0000000000000001': { field: 'petId', message: 'must be an integer' },
+  'create, categoryId 0.99999999999999999999': { field: 'categoryId', message: 'must be an integer' },
+  'batch of 2: create with categoryId 1.0000000000000001': { field: 'categoryId', message: 'must be an integer' },
 };
 
 /**
@@ -384,12 +420,14 @@ describe('the /trpc wire format is tRPC’s own', () => {
   it('the battery is large and covers the kinds of request asked for', () => {
     expect(battery.length).toBeGreaterThanOrEqual(100);
     expect(new Set(battery.map((request) => request.label)).size).toBe(battery.length);
-    for (const label of [...Object.keys(LISTED_DIFFERENCES), ...Object.keys(REFUSED_AS_ONE)]) expect(answers.has(label), label).toBe(true);
+    for (const label of [...Object.keys(LISTED_DIFFERENCES), ...Object.keys(REFUSED_AS_ONE), ...Object.keys(INTEGER_RULE)]) {
+      expect(answers.has(label), label).toBe(true);
+    }
   });
 
   it.each(
     battery
-      .filter((request) => !(request.label in LISTED_DIFFERENCES) && !(request.label in REFUSED_AS_ONE))
+      .filter((request) => !(request.label in LISTED_DIFFERENCES) && !(request.label in REFUSED_AS_ONE) && !(request.label in INTEGER_RULE))
       .map((request) => [request.label, request]),
   )('%s: same status, body and headers', (_label, request) => {
     const { ours: mine, reference: theirs } = answers.get(request.label)!;
@@ -407,6 +445,23 @@ describe('the /trpc wire format is tRPC’s own', () => {
     expect(mine.status).toBe(theirs.status);
     const body = JSON.parse(mine.body) as { error: { code: number; data: { code: string; httpStatus: number } } };
     expect(body.error).toMatchObject({ code: expect.any(Number), data: { code: expect.any(String), httpStatus: mine.status } });
+  });
+});
+
+describe('integers are decided by the JSON text, where tRPC’s handler reads the rounded number', () => {
+  type Item = { result?: unknown; error?: { message: string; data: { code: string; httpStatus: number } } };
+  it.each(Object.entries(INTEGER_RULE))('%s', (label, { field, message }) => {
+    const { ours: mine, reference: theirs } = answers.get(label)!;
+    expect(comparable(mine), 'no longer differs: remove it from the list').not.toEqual(comparable(theirs));
+    expect(mine.headers['content-type']).toBe('application/json');
+    const body = JSON.parse(mine.body) as Item | Item[];
+    const first = Array.isArray(body) ? body[0]! : body;
+    expect(first.error?.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(JSON.parse(first.error!.message)[0]).toMatchObject({ path: [field], message });
+    // Any other call of a batch is answered as tRPC's handler answers it (a created pet's id
+    // aside: tRPC's handler created one more pet before it).
+    const withoutId = (items: Item[]) => JSON.stringify(items.slice(1)).replace(/"id":\d+/g, '"id":0');
+    if (Array.isArray(body)) expect(withoutId(body)).toBe(withoutId(JSON.parse(theirs.body) as Item[]));
   });
 });
 

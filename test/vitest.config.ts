@@ -15,6 +15,7 @@ export const BEHAVIOUR_SUITES = [
   'test/security/idempotency.test.ts',
   'test/security/no-data-without-key.test.ts',
   'test/reliability/fuzz.test.ts',
+  'test/json-integers.test.ts',
 ];
 
 export default defineConfig({

@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank, no control characters, valid Unicode text.
+             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
              * @example Rex
              */
             name: string;
@@ -162,6 +162,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "BAD_REQUEST",
+                     *       "message": "limit: must be at most 100",
+                     *       "status": 400
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -174,6 +181,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHORIZED",
+                     *       "message": "A valid API key is required: send \"Authorization: Bearer <key>\".",
+                     *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "TIMEOUT",
+                     *       "message": "the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)",
+                     *       "status": 408
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -188,6 +218,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "TOO_MANY_REQUESTS",
+                     *       "message": "Rate limit of 600 requests a minute reached for this API key; retry after 42 s.",
+                     *       "status": 429
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -197,6 +234,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "REQUEST_HEADER_FIELDS_TOO_LARGE",
+                     *       "message": "request headers are too large",
+                     *       "status": 431
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -210,6 +254,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "message": "Internal server error",
+                     *       "status": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -224,6 +275,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "message": "The database is unavailable at the moment; try again shortly.",
+                     *       "status": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -243,7 +301,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank, no control characters, valid Unicode text.
+                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
                      * @example Rex
                      */
                     name: string;
@@ -283,6 +341,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "BAD_REQUEST",
+                     *       "message": "categoryId: must be an integer",
+                     *       "status": 400
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -295,6 +360,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHORIZED",
+                     *       "message": "A valid API key is required: send \"Authorization: Bearer <key>\".",
+                     *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "TIMEOUT",
+                     *       "message": "the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)",
+                     *       "status": 408
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -306,6 +394,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "message": "body: is larger than the limit",
+                     *       "status": 413
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -317,6 +412,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "body: must be sent as Content-Type: application/json",
+                     *       "status": 415
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -330,6 +432,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UNPROCESSABLE_CONTENT",
+                     *       "message": "Idempotency-Key: was already used with a different request; use a new key for a new request",
+                     *       "status": 422
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -344,6 +453,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "TOO_MANY_REQUESTS",
+                     *       "message": "Rate limit of 600 requests a minute reached for this API key; retry after 42 s.",
+                     *       "status": 429
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -353,6 +469,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "REQUEST_HEADER_FIELDS_TOO_LARGE",
+                     *       "message": "request headers are too large",
+                     *       "status": 431
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -366,6 +489,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "message": "Internal server error",
+                     *       "status": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -380,6 +510,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "message": "The database is unavailable at the moment; try again shortly.",
+                     *       "status": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -426,6 +563,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "BAD_REQUEST",
+                     *       "message": "petId: must be an integer",
+                     *       "status": 400
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -441,6 +585,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHORIZED",
+                     *       "message": "A valid API key is required: send \"Authorization: Bearer <key>\".",
+                     *       "status": 401
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -457,6 +608,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No pet has id 42.",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "TIMEOUT",
+                     *       "message": "the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)",
+                     *       "status": 408
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -474,6 +648,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "TOO_MANY_REQUESTS",
+                     *       "message": "Rate limit of 600 requests a minute reached for this API key; retry after 42 s.",
+                     *       "status": 429
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -483,6 +664,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "REQUEST_HEADER_FIELDS_TOO_LARGE",
+                     *       "message": "request headers are too large",
+                     *       "status": 431
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -499,6 +687,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "message": "Internal server error",
+                     *       "status": 500
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -516,6 +711,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "message": "The database is unavailable at the moment; try again shortly.",
+                     *       "status": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

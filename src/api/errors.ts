@@ -145,7 +145,8 @@ function describeIssues(issues: readonly Issue[], subject = 'body'): string {
 // ---------------------------------------------------------------------------------------------
 // The REST envelope out.
 
-function errorEnvelope(status: number, message: string): ErrorEnvelope {
+/** The envelope of an answer of `status` (the document's examples use it too). */
+export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   const known = knownStatus(status);
   return { code: ERROR_CODES[known], message: publicMessage(known, message), status: known };
 }

@@ -18,7 +18,8 @@ const IdempotencyKeyHeader = z.object({
       description:
         'Makes the create safe to retry: 1 to 255 visible ASCII characters other than `"`, optionally in double quotes. ' +
         'Keys expire after IDEMPOTENCY_TTL_HOURS (24 h by default).',
-      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+      // No example: Swagger UI's "Try it out" would fill it in, and every Execute would send the
+      // same key (another body: 422; the same body: the first pet again), for everyone, for 24 h.
     }),
 });
 

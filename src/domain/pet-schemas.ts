@@ -30,6 +30,18 @@ export type PetStatus = z.infer<typeof PetStatus>;
  */
 const NAME_PATTERN = /^(?=[^\p{Cc}\p{Cs}]*$)[\s\p{Cf}]*[^\s\p{Cf}]/u;
 
+/**
+ * The name rule as the OpenAPI document states it, for validators outside JavaScript: the portable
+ * subset of regular expressions (no lookaround, no `\p{…}`, no `\u` escapes), which Python's `re`,
+ * ECMA-262 with or without the `u` flag, and RE2 (Go, Rust) all read alike: no control character
+ * (C0, DEL and C1: exactly Unicode's Cc), and something other than white space after any leading
+ * white space. A little looser than NAME_PATTERN, never stricter: a name of invisible format
+ * characters only, or with an unpaired surrogate, matches it but is refused (the description says
+ * so). Each engine's `\s` is a subset of JavaScript's, so every name the service accepts matches in
+ * each (test/openapi-patterns.test.ts).
+ */
+const NAME_DOCUMENT_PATTERN = String.raw`^\s*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$`;
+
 /** Which part of the name rule `input` breaks, in the words the error envelope uses. */
 function nameProblem(input: unknown): string {
   if (typeof input === 'string' && /\p{Cc}/u.test(input)) return 'must not contain control characters';
@@ -42,7 +54,13 @@ const PetName = z
   .min(1, 'must not be empty')
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)
   .regex(NAME_PATTERN, { error: (issue) => nameProblem(issue.input) })
-  .meta({ description: "The animal's name: not blank, no control characters, valid Unicode text.", example: 'Rex' });
+  .meta({
+    description:
+      "The animal's name: not blank (white space and invisible format characters such as U+200B do not count), " +
+      'no control characters, valid Unicode text (no unpaired surrogates).',
+    pattern: NAME_DOCUMENT_PATTERN,
+    example: 'Rex',
+  });
 
 const petFields = {
   name: PetName,

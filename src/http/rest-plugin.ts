@@ -22,13 +22,14 @@
 //
 // GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
 // one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
 import { answerForRefusal, answerForTRPCError, sendEnvelope, sendError } from '../api/errors.js';
 import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
+import { parseJson } from '../domain/json-text.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -80,6 +81,21 @@ function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed:
   return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
 
+/**
+ * A JSON body as Fastify's own parser reads it (empty: FST_ERR_CTP_EMPTY_JSON_BODY; not JSON:
+ * FST_ERR_CTP_INVALID_JSON_BODY; one leading byte order mark dropped), by the integer rule. JSON.parse makes `__proto__` an own property like any
+ * other key, never the object's prototype; the procedure's schema refuses it as an unknown field.
+ */
+function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
+  const text = body.toString();
+  if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  try {
+    done(null, parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
+  } catch {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+  }
+}
+
 /** What is wrong with the shape of a request body before its procedure sees it, or null. */
 function bodyProblem(body: unknown): string | null {
   if (body === undefined) return 'body: is required (a JSON object)';
@@ -123,6 +139,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
 
   // JSON is the only body this API reads; without the text/plain parser Fastify answers 415.
   v1.removeContentTypeParser('text/plain');
+  // Read with the integer rule (src/domain/json-text.ts) instead of Fastify's parser, which
+  // rounds numbers and calls a `__proto__` key invalid JSON (here it is an unknown field).
+  v1.removeContentTypeParser('application/json');
+  v1.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   // Errors Fastify raises here (bad JSON, 413, 415) reach the app's error handler (src/app.ts): the envelope.
 

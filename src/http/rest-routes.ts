@@ -12,6 +12,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { z } from 'zod';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { ApiMeta } from '../api/meta.js';
+import { integerFromDigits } from '../domain/json-text.js';
 
 export interface RestRoute {
   method: string;
@@ -138,7 +139,7 @@ export function allowedMethods(routes: readonly RestRoute[], path: string): stri
   return methods;
 }
 
-const DECIMAL_INTEGER = /^-?\d{1,20}$/;
+const DECIMAL_INTEGER = /^-?\d+$/;
 
 /**
  * What is wrong with the query and path parameters of a matched request, or null. Integers must
@@ -163,15 +164,16 @@ export function strictParamProblem(route: RestRoute, pathParams: Record<string, 
 
 /**
  * The procedure input of a GET request whose parameters passed `strictParamProblem`: the route's
- * query and path parameters (others are ignored), integers as numbers. Number() of a long digit
- * string is a large number, so the schema's range check still speaks: "must be at most …".
+ * query and path parameters (others are ignored), integers as numbers. A long digit string is a
+ * large number, however long (src/domain/json-text.ts), so the schema's range check speaks: "must
+ * be at most …".
  */
 export function restInput(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const name of route.params) {
     const value = pathParams[name] ?? query[name];
     if (value === undefined) continue;
-    input[name] = route.integerParams.has(name) ? Number(value) : value;
+    input[name] = route.integerParams.has(name) ? integerFromDigits(value as string) : value;
   }
   return input;
 }

@@ -22,6 +22,7 @@ import type { Context, CreateContext } from '../api/context.js';
 import { answerForFastifyError, answerForRefusal, sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorShapes } from '../api/errors.js';
 import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
+import { parseJson, withIntegerRule } from '../domain/json-text.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 
@@ -52,6 +53,29 @@ function decodable(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * tRPC's handler reads the JSON of a request itself (GET: the `input` query parameter of the URL;
+ * else the body text): the integer rule (src/domain/json-text.ts) is applied to that text before
+ * it is handed over, so that batches and streams read numbers as the direct way does. Nearly
+ * always the text is left as it is; the URL is rewritten only when the rule changes a number.
+ */
+function applyIntegerRule(request: FastifyRequest): void {
+  if (request.method !== 'GET') {
+    if (typeof request.body === 'string') request.body = withIntegerRule(request.body);
+    return;
+  }
+  const url = request.raw.url ?? '';
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return;
+  const query = new URLSearchParams(url.slice(queryStart + 1)); // as tRPC reads it (a URL's searchParams)
+  const input = query.get('input');
+  if (input === null) return;
+  const ruled = withIntegerRule(input);
+  if (ruled === input) return;
+  query.set('input', ruled);
+  request.raw.url = `${url.slice(0, queryStart)}?${query.toString()}`;
 }
 
 /** Whether a request target (path and query) is under /trpc. */
@@ -142,7 +166,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       if (typeof text !== 'string' || text === '') return undefined;
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        parsed = parseJson(text); // JSON.parse with the integer rule (src/domain/json-text.ts)
       } catch (cause) {
         throw new TRPCError({ code: 'BAD_REQUEST', message: cause instanceof Error ? cause.message : 'Invalid input', cause });
       }
@@ -247,7 +271,13 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       return errors.send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     const procedure = directProcedure(request, path);
     if (procedure) return answerDirectly(request, reply, procedure);
-    await fastifyRequestHandler({ ...trpcOptions, req: request, res: reply, path });
+    const url = request.raw.url;
+    try {
+      applyIntegerRule(request);
+      await fastifyRequestHandler({ ...trpcOptions, req: request, res: reply, path });
+    } finally {
+      request.raw.url = url; // the log shows the URL as sent
+    }
     return reply;
   });
 };

@@ -25,6 +25,9 @@ interface IdempotentCall<T> {
   perform: (session: SqlSession) => Promise<T>;
 }
 
+/** What a retry with a key already used for another request is told (422). */
+export const KEY_REUSED_MESSAGE = 'Idempotency-Key: was already used with a different request; use a new key for a new request';
+
 export interface IdempotencyStore {
   run<T>(call: IdempotentCall<T>): Promise<{ result: T; replayed: boolean }>;
 }
@@ -97,7 +100,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
               if (existing[0] !== fingerprint) {
                 throw new TRPCError({
                   code: 'UNPROCESSABLE_CONTENT',
-                  message: 'Idempotency-Key: was already used with a different request; use a new key for a new request',
+                  message: KEY_REUSED_MESSAGE,
                 });
               }
               return { result: JSON.parse(existing[1] as string) as T, replayed: true };

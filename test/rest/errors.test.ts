@@ -35,8 +35,13 @@ function raw(method: string, path: string, headers: Record<string, string> = {},
 }
 
 describe('unknown routes and methods', () => {
-  it.each(['/v1/nothing', '/v1/pets/1/owner', '/v1/PETS', '/v1', '/v2/pets', '/', '/pets'])('GET %s → 404', async (path) => {
+  // (GET / points to the API reference: test/docs-page.test.ts.)
+  it.each(['/v1/nothing', '/v1/pets/1/owner', '/v1/PETS', '/v1', '/v2/pets', '/pets'])('GET %s → 404', async (path) => {
     await expectError(await server.request(path), 404, 'NOT_FOUND');
+  });
+
+  it('POST / → 404', async () => {
+    await expectError(await raw('POST', '/', { 'content-type': 'application/json' }, '{}'), 404, 'NOT_FOUND');
   });
 
   it.each([

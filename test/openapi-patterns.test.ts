@@ -1,0 +1,171 @@
+// Every `pattern` of the served OpenAPI document, read by validators outside JavaScript's `u` flag:
+// Python's `re` (python3, as jsonschema and Python API test tools use it), ECMA-262 without the `u`
+// flag (Postman/Newman and older JavaScript validators), and RE2 (Go, Rust; here re2js, a port of
+// RE2 to JavaScript). Each must compile every pattern, and match every name the service stores
+// (docs/decisions.md, "The OpenAPI document"). The document may be looser than the service (a name
+// the service refuses may match), never stricter.
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { RE2JS } from 're2js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NewPet } from '../src/domain/pet-schemas.js';
+import { startTestServer, type TestServer } from './support/test-server.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked by path
+type Doc = any;
+
+let server: TestServer;
+let doc: Doc;
+beforeAll(async () => {
+  server = await startTestServer();
+  doc = await (await fetch(`${server.baseUrl}/v1/openapi.json`)).json();
+});
+afterAll(() => server.close());
+
+/** Every `pattern` in the document, with where it is. */
+function patternsOf(node: unknown, where = '#'): Array<{ where: string; pattern: string }> {
+  if (typeof node !== 'object' || node === null) return [];
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === 'pattern' && typeof value === 'string' ? [{ where, pattern: value }] : patternsOf(value, `${where}/${key}`),
+  );
+}
+
+/**
+ * Python's `re`, from one python3 run: for each pattern, its compile error (or null), and for each
+ * text whether `re.search` finds the pattern in it (JSON Schema's meaning of `pattern`). Texts go
+ * through JSON, so unpaired surrogates and astral characters arrive as Python reads them from JSON.
+ */
+function python(patterns: string[], texts: string[]): { errors: Array<string | null>; matches: boolean[][] } {
+  const program = `
+import json, re, sys
+job = json.loads(sys.stdin.buffer.read().decode('utf-8'))
+errors, compiled = [], []
+for pattern in job['patterns']:
+    try:
+        compiled.append(re.compile(pattern)); errors.append(None)
+    except re.error as error:
+        compiled.append(None); errors.append(str(error))
+matches = [[bool(c.search(text)) if c else False for text in job['texts']] for c in compiled]
+sys.stdout.write(json.dumps({'errors': errors, 'matches': matches}))
+`;
+  let output: Buffer;
+  try {
+    output = execFileSync('python3', ['-c', program], { input: JSON.stringify({ patterns, texts }), maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    // Never a skip: without python3 this check cannot be made, and says so.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('python3 is needed to read the patterns as Python does: install it (Debian: apt-get install python3)');
+    throw error;
+  }
+  return JSON.parse(output.toString('utf8')) as { errors: Array<string | null>; matches: boolean[][] };
+}
+
+/** The three readings of a pattern besides JavaScript's `u` flag, as functions; Python's is batched. */
+const engines = {
+  'ECMA-262 without u': (pattern: string) => {
+    const regex = new RegExp(pattern);
+    return (text: string) => regex.test(text);
+  },
+  RE2: (pattern: string) => {
+    const regex = RE2JS.compile(pattern);
+    return (text: string) => regex.test(text);
+  },
+};
+
+/** Names people give: scripts, accents, emoji (astral, with joiners), spaces inside and around. */
+const STORED_NAMES = [
+  'Rex',
+  'a',
+  'Pup 1',
+  'cat',
+  '  spaced  out ',
+  'O\'Brien "quoted" <b>',
+  'Ünïcødé',
+  'e\u0301\u0301',
+  '名前',
+  '小狗 二号',
+  'Щенок',
+  'שלום',
+  'مرحبا',
+  'कुत्ता',
+  '🐈',
+  '🐈‍⬛',
+  '👩‍👩‍👧‍👦 family',
+  '🏳️‍🌈',
+  'a\u200Db',
+  '\u200BRex',
+  'Rex\u200B',
+  '\u00A0Rex\u00A0',
+  '\u3000Rex',
+  '\uFEFFRex',
+  'x'.repeat(100),
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  'tab-less\u2028separated',
+];
+
+/** Names the service refuses; the document may let some through (it is looser), but not these, in any engine. */
+const REFUSED_BY_ALL = ['', ' ', '   ', '\t', 'a\u0000b', 'line\nbreak', 'tab\there', 'a\u0085', 'bell\u0007'];
+
+const accepted = (name: string) => NewPet.shape.name.safeParse(name).success;
+
+describe('the document’s patterns outside JavaScript’s u flag', () => {
+  it('names a pattern for `name`, and every pattern compiles in Python’s re, ECMA-262 without u and RE2', () => {
+    const patterns = patternsOf(doc);
+    // name (Pet and the create body), the Idempotency-Key header, the traceparent header.
+    expect(patterns.length).toBeGreaterThanOrEqual(4);
+    expect(patterns.map(({ where }) => where)).toContain('#/components/schemas/Pet/properties/name');
+    const { errors } = python(
+      patterns.map(({ pattern }) => pattern),
+      [],
+    );
+    patterns.forEach(({ where, pattern }, index) => {
+      expect(errors[index], `Python re: ${where} ${pattern}`).toBeNull();
+      for (const [engine, compile] of Object.entries(engines))
+        expect(() => compile(pattern), `${engine}: ${where} ${pattern}`).not.toThrow();
+    });
+  });
+
+  it('every stored name matches `name`’s pattern in each engine; control characters and blanks match in none', async () => {
+    for (const name of STORED_NAMES) {
+      const response = await server.post('/v1/pets', { name, categoryId: 1 });
+      expect(response.status, JSON.stringify(name)).toBe(201);
+      expect(((await response.json()) as { name: string }).name).toBe(name);
+    }
+    // Names as the service's own schema accepts them, of every kind of character (astral, lone surrogates, controls).
+    const generated = fc
+      .sample(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 100, size: 'max' }),
+          fc.string({ unit: 'grapheme', maxLength: 30, size: 'max' }),
+          fc.string({ unit: fc.constantFrom(' ', '\u200B', '\u00A0', '\u3000', '\u2028', '\uFEFF', 'a', '🐈', '\u0301'), maxLength: 20 }),
+        ),
+        { numRuns: 3_000, seed: 25 },
+      )
+      .filter(accepted);
+    expect(generated.length).toBeGreaterThan(1_000);
+    const names = [...STORED_NAMES, ...generated];
+
+    const pattern = doc.components.schemas.Pet.properties.name.pattern as string;
+    const { errors, matches } = python([pattern], [...names, ...REFUSED_BY_ALL]);
+    expect(errors).toEqual([null]);
+    names.forEach((name, index) => expect(matches[0]![index], `Python re: ${JSON.stringify(name)}`).toBe(true));
+    REFUSED_BY_ALL.forEach((name, index) => expect(matches[0]![names.length + index], `Python re: ${JSON.stringify(name)}`).toBe(false));
+    for (const [engine, compile] of Object.entries(engines)) {
+      const matchesName = compile(pattern);
+      for (const name of names) expect(matchesName(name), `${engine}: ${JSON.stringify(name)}`).toBe(true);
+      for (const name of REFUSED_BY_ALL) expect(matchesName(name), `${engine}: ${JSON.stringify(name)}`).toBe(false);
+      for (const name of REFUSED_BY_ALL) expect(accepted(name), JSON.stringify(name)).toBe(false);
+    }
+  });
+
+  it('is never stricter than the service: any name the service accepts matches, in JavaScript with and without u and in RE2', () => {
+    const pattern = doc.components.schemas.Pet.properties.name.pattern as string;
+    const readings = [new RegExp(pattern, 'u'), new RegExp(pattern), RE2JS.compile(pattern)];
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100, size: 'max' }), (name) => {
+        if (accepted(name)) for (const reading of readings) expect(reading.test(name), JSON.stringify(name)).toBe(true);
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+});
