@@ -1,16 +1,10 @@
-// THE BASELINE, NOT THE SERVICE. A bare node:http server on better-sqlite3 or on pg that answers
-// the same requests the benchmark sends to the service, with the same API-key check (it imports the
-// service's own verifier) and byte-for-byte the same JSON bodies, so that the ratio
-// service/baseline measures what the service's stack costs on top of the unavoidable work
-// (HTTP parsing, the key check, one statement, JSON.stringify). Nothing in src/ uses it.
-//
-// It implements only what the benchmark calls: REST list/create/get under /v1 and the tRPC wire
-// shape of pets.list / pets.create under /trpc (non-batched, no transformer), with just enough
-// validation to be honest (limit range, status enum, body fields). Started by bench/run.ts with
-//   BASELINE_PORT, BASELINE_DB (a SQLite file, or a postgresql:// URL), API_KEYS (comma-separated),
-//   BASELINE_POOL_SIZE (PostgreSQL: the pool's size, the service's DATABASE_POOL_SIZE)
-// On SQLite: statements prepared once, run synchronously. On PostgreSQL: a pg.Pool and named
-// prepared statements (prepared once per pooled connection), 64-bit ids parsed as numbers.
+// THE BASELINE, NOT THE SERVICE. A bare node:http server on better-sqlite3 (statements prepared
+// once) or pg (a pool, named prepared statements) answering what the benchmark sends, with the
+// service's own API-key verifier and byte-for-byte the same JSON bodies: service/baseline is what
+// the service's stack costs on top of the unavoidable work. Only REST list/create/get under /v1
+// and pets.list / pets.create under /trpc (unbatched), with honest validation. Nothing in src/
+// uses it. Started by bench/run.ts with BASELINE_PORT, BASELINE_DB (a SQLite file or a
+// postgresql:// URL), API_KEYS (comma-separated) and BASELINE_POOL_SIZE.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -18,7 +18,7 @@ const traced = { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7
 const line = { method: 'GET', route: '/v1/pets', url: '/v1/pets?limit=20', statusCode: 200, responseTimeMs: 1.2 };
 
 const steps: Record<string, () => void> = {
-  // Before issue 13: the request's logger with its id, and its one line.
+  // Without trace context: the request's logger with its id, and its one line.
   'logger {reqId} + request line (before)': () => logger.child({ reqId: 'f3a1c2d4' }, {}).info(line, 'request completed'),
   // After: the same with a new trace (no traceparent sent), and the response header's value.
   'logger with a new trace + line + header': () => {

@@ -1,4 +1,4 @@
-// tRPC batches at any size a client sends (issue 9): the real links of @trpc/client, unconfigured,
+// tRPC batches at any size a client sends: the real links of @trpc/client, unconfigured,
 // and the project's createClient, with 1, 12, 60 and 200 concurrent calls of every kind (queries
 // and mutations, successes and errors), each answered with its own result or error.
 import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';

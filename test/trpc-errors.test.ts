@@ -1,4 +1,4 @@
-// Every answer under /trpc is in tRPC's error shape (issue 9), read by the real links of
+// Every answer under /trpc is in tRPC's error shape, read by the real links of
 // @trpc/client as TRPCClientError with `data.code` and `data.httpStatus`: procedure errors, and
 // what Fastify or Node refuse before tRPC runs (body too large, content type, headers too large).
 import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';

@@ -1,4 +1,4 @@
-// The /trpc surface against tRPC's own Fastify adapter, request by request (issue 9). The service
+// The /trpc surface against tRPC's own Fastify adapter, request by request. The service
 // answers the common call itself (src/http/trpc-plugin.ts, through src/api/trpc-internals.ts);
 // here a battery of raw requests goes to the service and to the same router served by tRPC's stock
 // `fastifyTRPCPlugin` with the same context and handler options, both real HTTP servers on

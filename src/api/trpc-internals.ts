@@ -83,7 +83,7 @@ const isOutputMiddleware = (middleware: unknown) => (middleware as { _type?: unk
 /**
  * The middleware `.output(schema)` adds (`createOutputMiddleware` in @trpc/server's initTRPC), with
  * the same steps and error, and the result copied with object spread instead of the transpiler's
- * property-by-property helper (3% of a small call, docs/benchmarks.md).
+ * property-by-property helper, which copies each result twice (figure in docs/benchmarks.md).
  */
 function outputValidator<TContext>(parse: (value: unknown) => unknown): Middleware<TContext> {
   return async ({ next }) => {

@@ -1,15 +1,10 @@
 // Which database errors mean "the database cannot serve right now" rather than "this query is
-// wrong". Three kinds, all answered 503 with Retry-After (src/api/trpc.ts), so clients and load
-// balancers retry, never 500:
+// wrong": the only place that knows the drivers' error kinds. Three kinds, each a 503 with
+// Retry-After (the refusal in src/api/refusals.ts, answered by src/api/errors.ts), never a 500:
 //   - 'unavailable': unreachable, restarting, overloaded, timed out, or locked by another process;
-//   - 'storage': the database cannot write: its disk is full, or writing failed (I/O error). Reads
-//     still work, and writes work again by themselves once there is room (docs/reliability.md);
-//   - 'configuration': the service reaches the database in a way it was not told about: a
-//     transaction pooler without `pgbouncer=true` in DATABASE_URL. The pooler refuses the
-//     statement_timeout startup parameter, or (when told to ignore it) loses or mixes up named
-//     prepared statements between server connections, so requests fail until the operator sets
-//     the flag (src/db/database.ts logs POOLER_HINT once).
-// This is the only place that knows the drivers' error kinds.
+//   - 'storage': the disk is full or a write failed; reads still work (docs/reliability.md);
+//   - 'configuration': a transaction pooler without `pgbouncer=true` in DATABASE_URL (refused
+//     startup parameter, lost named statements); src/db/database.ts logs POOLER_HINT once.
 // One runtime serves both generated clients, so their errors are instances of the same classes.
 import { PrismaClientKnownRequestError, PrismaClientUnknownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';

@@ -160,7 +160,7 @@ export async function databaseNeedsMigration(databaseUrl: string): Promise<boole
 
 /**
  * This service's SQLite settings, chosen for speed with the durability argued in
- * docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code").
+ * docs/reliability.md (what each costs a commit: docs/benchmarks.md, "Figures behind the code's choices").
  * - journal_mode=WAL: readers run beside the writer; a commit appends to the WAL file, and every
  *   other connection to the file (this process's others included) sees it from its next statement.
  * - synchronous=NORMAL: no fsync per commit, only at checkpoints. After a crash of the process

@@ -1,8 +1,8 @@
 // `npm start`'s migration step, run in a child process when there is something to apply.
 //
 // The schema engine is WebAssembly, and once it is loaded its compiled code and memory stay in the
-// process for good: ~9 MiB of the serving process's RSS after a start that migrated
-// (docs/benchmarks.md, "Figures behind the code's choices"). A child that applies the migrations
+// process for good, a share of the serving process's RSS after a start that migrated (figure in
+// docs/benchmarks.md, "Figures behind the code's choices"). A child that applies the migrations
 // and exits gives all of it back. An up-to-date database, the usual start, is checked here with a
 // plain query and starts no child. The child is migrate-child.ts; it answers on the IPC channel.
 import { fork } from 'node:child_process';

@@ -1,20 +1,11 @@
-// Hot-path SQL: statements written once, prepared once per connection, and run on the drivers
-// beneath Prisma's driver adapters (better-sqlite3 on SQLite, a `pg` pool on PostgreSQL), not
-// through Prisma's query pipeline (docs/benchmarks.md says why and what it costs). Prisma still
-// owns the models, the migrations and the connections; src/db/database.ts opens them and hands
-// both Prisma and this module the same ones.
-//
-// The two dialects differ in exactly the ways handled here, and nowhere else:
-// - placeholders: statements are written with `?`; PostgreSQL gets `$1, $2, …`;
-// - preparing: a better-sqlite3 statement object per connection; on PostgreSQL a named prepared
-//   statement (pg prepares it on each pooled connection at its first use there), or, through a
-//   transaction pooler, the unnamed statement (parsed with every execution: a named one would be
-//   prepared on one server connection and looked for on another);
-// - values: a Date is written the way Prisma writes it (SQLite: ISO-8601 text with `+00:00`;
-//   PostgreSQL: UTC text for a `timestamp(3)` column); 64-bit integers come back as bigint
-//   (SQLite, safe integers) or decimal text (PostgreSQL), which src/domain/int64.ts reads alike;
-// - errors: which one is a unique-index violation;
-// - transactions: one connection of its own, BEGIN … COMMIT, described on `transaction` below.
+// Hot-path SQL: statements written once, prepared once per connection and run on the drivers
+// (better-sqlite3 connections of the service's own; the `pg` pool Prisma's adapter also runs on),
+// not through Prisma's query pipeline, which costs far more per request (figure in
+// docs/benchmarks.md). Prisma keeps the models, the migrations and its own paths; src/db/database.ts
+// opens the connections. The one place where the two dialects differ: placeholders (`?` → `$n`),
+// preparing (named statements on PostgreSQL, the unnamed one through a transaction pooler), how
+// Dates and 64-bit integers are written and read, which error is a unique violation, and
+// transactions (see each function below).
 import type Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';

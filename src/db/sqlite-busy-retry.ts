@@ -1,18 +1,10 @@
-// Waiting for SQLite's write lock without stopping the process. better-sqlite3 is synchronous: its
-// busy timeout (SQLite sleeping until another connection lets go of the lock) blocks the event
-// loop for as long as it waits, so with a 5 s timeout one create behind another process's lock
-// froze every request, /healthz included. Here the busy timeout is a few milliseconds, and a
-// statement or transaction that still finds the lock taken is retried after an asynchronous
-// pause, with growing pauses, until SQLITE_LOCK_WAIT_MS have passed; then its error stands
-// (503 with Retry-After, src/db/database-errors.ts).
-//
-// Transactions (src/db/sql.ts) take the write lock when they begin (BEGIN IMMEDIATE), and only
-// that BEGIN waits here: a transaction begun DEFERRED that has read and then wants to write is
-// refused at once in WAL mode, without SQLite's busy handler ever running, so under steady writes
-// from another process it could be refused every time; one that holds the lock never waits.
-//
-// The one module that knows this; src/db/sql.ts applies it to the hot-path statements and
-// src/db/database.ts to Prisma's adapter connection.
+// Waiting for SQLite's write lock without stopping the process. better-sqlite3's busy timeout
+// sleeps synchronously, blocking every request (/healthz included) while another process holds
+// the lock; so the busy timeout is a few milliseconds, and a statement or transaction that still
+// finds the lock taken is retried after growing asynchronous pauses until SQLITE_LOCK_WAIT_MS have
+// passed, then its error stands (503, src/db/database-errors.ts). Transactions take the lock at
+// BEGIN IMMEDIATE, the only step that waits (a DEFERRED one that reads, then writes, is refused at
+// once in WAL mode). Applied by src/db/sql.ts and src/db/database.ts.
 import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError, type SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import Sqlite from 'better-sqlite3';

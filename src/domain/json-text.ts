@@ -1,19 +1,11 @@
-// Integers are decided by the JSON text, not by the double JavaScript reads from it. Every number
-// of this API is an integer (`integer` in the OpenAPI document), and JSON.parse rounds:
-// `0.99999999999999999999` and `1.0000000000000001` both read as 1, `1e-400` as 0, a 309-digit
-// integer as Infinity. Here each number's own text says what it is:
-//   - a mathematical integer (`1`, `1.0`, `1e2`, `-0`, as JSON Schema's `type: integer` counts
-//     them) is its value; one too large for a double (Infinity) reads as ±Number.MAX_VALUE, an
-//     integer out of every range, so the schema says "must be at most …", not "not an integer";
-//   - any other number that JavaScript would round to an integer (or to Infinity) reads as
-//     NOT_AN_INTEGER, so the schema refuses it exactly as it refuses 1.5: "must be an integer".
-// The rule rewrites those few number tokens in the text, which JSON.parse then reads: the same
-// text for our parser and for tRPC's own handler, which parses JSON itself (`withIntegerRule`).
-// Not JSON.parse's reviver with its source text (Node ≥ 22): V8 walks a reviver's result
-// recursively, and a body nested a few thousand levels deep (which JSON.parse alone reads) overflows
-// the stack; and tRPC's handler needs text. Both surfaces read request JSON here: REST bodies, tRPC
-// inputs (query and body), and the text handed to tRPC's handler.
-// @see docs/decisions.md, "Integers in JSON"
+// Integers are decided by the JSON text, not by the double JavaScript reads from it (JSON.parse
+// reads `1.0000000000000001` as 1). A number whose text is an integer (`1`, `1.0`, `1e2`) is that
+// integer, ±Number.MAX_VALUE past a double's range (so the schema says "must be at most …"); any
+// other number JavaScript would round to an integer reads as NOT_AN_INTEGER ("must be an integer").
+// The rule rewrites those few number tokens in the text, which JSON.parse then reads, so tRPC's own
+// handler gets the same text (`withIntegerRule`). Not JSON.parse's reviver: its recursive walk
+// overflows the stack on input nested a few thousand levels deep, and tRPC's handler needs text.
+// Both surfaces read request JSON here. @see docs/decisions.md, "Integers in JSON"
 
 /** The value a non-integer that JavaScript would round to an integer reads as: not an integer, and JSON can carry it. */
 export const NOT_AN_INTEGER = 0.5;

@@ -1,4 +1,4 @@
-// Reliability under faults (issue 4.5, 4.6): a kill -9 in the middle of a storm of creates loses
+// Reliability under faults: a kill -9 in the middle of a storm of creates loses
 // nothing that was acknowledged and invents nothing; SIGTERM in the middle of a storm finishes
 // what is in flight, refuses the rest at the door, and exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Database faults anywhere on a request's path, authentication included (issue 12.5): 503 with
+// Database faults anywhere on a request's path, authentication included: 503 with
 // Retry-After on both surfaces, never 500. PostgreSQL refusing connections (a private cluster,
 // stopped) while a stored key is checked; PostgreSQL's backends terminated under load; SQLite
 // shared by several processes: transactions wait for the lock like plain writes, and waiting never

@@ -1,4 +1,4 @@
-// A full disk (issue 12.1): the service runs as a real process whose file size limit (RLIMIT_FSIZE,
+// A full disk: the service runs as a real process whose file size limit (RLIMIT_FSIZE,
 // `ulimit -f`: no root needed) sits just above its SQLite file, so its writes start failing the way
 // they do on a full disk. No create may be acknowledged unless its row is committed: every answer
 // is 201 or 503 with Retry-After (each kind of create refused at least once), reads keep working

@@ -1,4 +1,4 @@
-// The small promises of issue 12.6, each as it now holds: names that are blank in disguise or not
+// Small promises of the contract, each as it now holds: names that are blank in disguise or not
 // valid Unicode are refused; invalid UTF-8 arrives as U+FFFD (documented); unknown query
 // parameters are ignored even when repeated; REST requests refused for their input count against
 // the key's limit; a database that cannot be opened stops start-up with one clear line.

@@ -1,4 +1,4 @@
-// Property-based fuzzing of the REST surface (issue 4.6): thousands of generated requests with
+// Property-based fuzzing of the REST surface: thousands of generated requests with
 // hostile strings, huge and negative numbers, wrong types, deep nesting, odd and duplicated
 // headers, odd methods and paths. Whatever comes in: only documented statuses, every error in the
 // envelope, never a 5xx or a trace of internals, the server alive and its data intact.

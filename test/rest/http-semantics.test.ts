@@ -1,4 +1,4 @@
-// HTTP semantics by the RFCs (issue 9): the Bearer challenge on every 401 (RFC 9110 §11.6.1,
+// HTTP semantics by the RFCs: the Bearer challenge on every 401 (RFC 9110 §11.6.1,
 // RFC 6750 §3), HEAD like GET without a body (RFC 9110 §9.3.2), authentication before any input
 // check, one percent-decoding rule for the whole path (RFC 3986 §6.2.2.2), and empty segments 404.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

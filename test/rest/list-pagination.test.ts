@@ -1,4 +1,4 @@
-// Keyset pagination of listPets (issue 11): `after` on REST and tRPC, the RFC 8288 `Link` header
+// Keyset pagination of listPets: `after` on REST and tRPC, the RFC 8288 `Link` header
 // to the next page on REST, and the whole inventory reachable, each pet once and in order, even
 // while pets are being added. Runs on every provider (test/vitest.config.ts).
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';

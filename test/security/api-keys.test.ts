@@ -1,4 +1,4 @@
-// API keys as credentials (issue 4.1): issued by `npm run keys`, stored only as a digest, listed
+// API keys as credentials: issued by `npm run keys`, stored only as a digest, listed
 // without secrets, revoked for every instance from the key's next request on, never logged.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Limits and hygiene (issue 4.4): headers on every response, CORS off unless configured.
+// Limits and hygiene: headers on every response, CORS off unless configured.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 

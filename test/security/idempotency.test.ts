@@ -1,4 +1,4 @@
-// Idempotent creates (issue 4.3): the Idempotency-Key header on POST /v1/pets and pets.create.
+// Idempotent creates: the Idempotency-Key header on POST /v1/pets and pets.create.
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Guessing keys (issue 12.3): the wrong-key budget of a client address is taken before a key is
+// Guessing keys: the wrong-key budget of a client address is taken before a key is
 // checked, so pipelined or concurrent guesses cannot all be checked before the first failure is
 // counted: at most the limit are checked (each checked wrong key is a 401, each unchecked one a
 // 429), on both databases. A genuine client's burst is not refused. The client address cannot be

