@@ -49,6 +49,7 @@ export type AppConfig = Pick<
   | 'bodyLimitBytes'
   | 'rateLimitPerMinute'
   | 'authFailuresPerMinute'
+  | 'trpcMaxBatchCalls'
   | 'idempotencyTtlMs'
   | 'corsOrigins'
   | 'trustProxy'
@@ -241,7 +242,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
   await app.register(healthPlugin, { database, storage });
-  await app.register(trpcPlugin, { prefix: TRPC_PREFIX, router: appRouter, createContext });
+  await app.register(trpcPlugin, {
+    prefix: TRPC_PREFIX,
+    router: appRouter,
+    createContext,
+    keyRateLimiter: limits.perKey,
+    maxBatchCalls: config.trpcMaxBatchCalls,
+  });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;
 }

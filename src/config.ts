@@ -66,6 +66,8 @@ const settingsSchema = z
       .default(64 * 1024),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+    // Above what the client package sends (50 calls a request): see docs/security.md.
+    TRPC_MAX_BATCH_CALLS: z.coerce.number().int().min(1).max(10_000).default(100),
     IDEMPOTENCY_TTL_HOURS: z.coerce
       .number()
       .min(1 / 60)
@@ -173,6 +175,8 @@ const configSchema = settingsSchema.transform((s) => ({
   rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
   /** Failed authentications per client address per minute before 429. */
   authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+  /** The most calls one /trpc batch may name; more: one 400 for the whole request. */
+  trpcMaxBatchCalls: s.TRPC_MAX_BATCH_CALLS,
   idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
   /** Browser origins allowed by CORS; empty: CORS is off. */
   corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
