@@ -6,6 +6,8 @@
 // (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
 // @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,6 +15,7 @@ import { appRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
 import {
   answerForClientError,
+  answerForConnect,
   answerForFastifyError,
   rawHttpErrorResponse,
   sendEnvelope,
@@ -157,6 +160,14 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       const answer = answerForClientError(error);
       socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
     },
+  });
+
+  // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
+  // drops it unanswered. Answered 405 in the target's shape, then closed.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const answer = answerForConnect(request.url ?? '');
+    socket.on('error', () => {});
+    socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
 
   const limits = await createRequestLimits(config, logger);

@@ -303,6 +303,11 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
     if (path.includes('%') && !decodable(path))
       return errors.send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
+    // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
+    if (request.method === 'TRACE') {
+      reply.header('allow', 'GET, POST');
+      return errors.send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
+    }
     const procedure = directProcedure(request, path);
     if (procedure) return answerDirectly(request, reply, procedure);
     const url = request.raw.url;
