@@ -18,7 +18,7 @@ import fp from 'fastify-plugin';
 import type { Refusal } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
-import { clientLimitKey } from '../limits/client-address.js';
+import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
 
 declare module 'fastify' {
@@ -116,7 +116,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
-    const address = clientLimitKey(request.ip);
+    const address = clientLimitKey(clientAddress(request));
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
     if (digest !== null && knownValid.has(digest) && (checking.size === 0 || !checking.has(`${address} ${digest}`))) {
       const standing = failureLimiter.peek(address);
