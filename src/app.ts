@@ -28,6 +28,7 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -59,6 +60,8 @@ export type AppConfig = Pick<
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
+  | 'maxConnections'
+  | 'maxConnectionsPerAddress'
   | 'redisUrl'
   | 'metricsEnabled'
   | 'metricsPort'
@@ -115,7 +118,10 @@ export function createContextFactory(
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
+  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0 });
+  const metrics = config.metricsEnabled
+    ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
+    : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorShapes(appRouter);
   const app = Fastify({
@@ -160,6 +166,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       const answer = answerForClientError(error);
       socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
     },
+  });
+
+  // Open connections bounded, in total and per address; pipelined requests per connection too.
+  connectionCounts = limitConnections(app.server, {
+    total: config.maxConnections,
+    perAddress: config.maxConnectionsPerAddress,
+    maxInFlightPerConnection: MAX_IN_FLIGHT_PER_CONNECTION,
   });
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener

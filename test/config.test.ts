@@ -5,7 +5,7 @@ import { postgresTarget } from '../src/db/providers.js';
 
 describe('parseConfig', () => {
   it('has working defaults for local use', () => {
-    expect(parseConfig({})).toEqual({
+    expect(parseConfig({}, 20_000)).toEqual({
       nodeEnv: 'development',
       host: '127.0.0.1',
       port: 3000,
@@ -30,6 +30,9 @@ describe('parseConfig', () => {
       metricsEnabled: true,
       metricsPort: null,
       metricsHost: '127.0.0.1',
+      maxConnections: 19_926,
+      maxConnectionsPerAddress: 2_490,
+      databasePoolQueueLimit: 100,
     });
   });
 
@@ -59,6 +62,9 @@ describe('parseConfig', () => {
       METRICS_ENABLED: 'false',
       METRICS_PORT: '9464',
       METRICS_HOST: '10.0.0.5',
+      MAX_CONNECTIONS: '5000',
+      MAX_CONNECTIONS_PER_ADDRESS: '50',
+      DATABASE_POOL_QUEUE_LIMIT: '40',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -85,7 +91,18 @@ describe('parseConfig', () => {
       metricsEnabled: false,
       metricsPort: 9464,
       metricsHost: '10.0.0.5',
+      maxConnections: 5_000,
+      maxConnectionsPerAddress: 50,
+      databasePoolQueueLimit: 40,
     });
+  });
+
+  it('derives the connection caps from the open-file limit, leaving room for the pool and the rest', () => {
+    expect(parseConfig({}, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 118 });
+    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024)).toMatchObject({ maxConnections: 910, databasePoolQueueLimit: 500 });
+    // Behind a proxy the peers are the proxies: no per-address share.
+    expect(parseConfig({ TRUST_PROXY: '1' }, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 950 });
+    expect(parseConfig({}, 64)).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 8 });
   });
 
   it.each([
