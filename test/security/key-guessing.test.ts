@@ -100,6 +100,30 @@ describe('the client address', () => {
     },
   );
 
+  it('behind one NAT: a key already used from the address goes on working while guesses lock the address out; a key not yet seen from it waits', async () => {
+    const store = createApiKeyStore((await start('sqlite', { authFailuresPerMinute: 3, trustProxy: ['127.0.0.1'] })).database.prisma);
+    const { baseUrl } = server!;
+    const stored = (await store.create('behind-nat')).key;
+    const nat = '198.51.100.77';
+    const as = (authorization: string) => ({ authorization, 'x-forwarded-for': nat });
+    // Two colleagues behind the NAT have used their keys (one bootstrap, one stored)...
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${API_KEY}`) })).status).toBe(200);
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${stored}`) })).status).toBe(200);
+    // ...then a third machine behind it floods wrong keys: 3 checked, the rest refused unchecked.
+    const guesses = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => (await fetch(`${baseUrl}/v1/pets`, { headers: as(guess(i)) })).status),
+    );
+    expect(guesses.filter((status) => status === 401)).toHaveLength(3);
+    expect(guesses.filter((status) => status === 429)).toHaveLength(37);
+    // The colleagues go on working, on both surfaces, while the address is locked out.
+    for (const key of [API_KEY, stored]) {
+      expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${key}`) })).status).toBe(200);
+      expect((await fetch(`${baseUrl}/trpc/pets.list`, { headers: as(`Bearer ${key}`) })).status).toBe(200);
+    }
+    // A valid key never seen from this address waits like any other key from it.
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as('Bearer other-key-0123456789abcdef') })).status).toBe(429);
+  });
+
   it('without TRUST_PROXY, X-Forwarded-For is ignored: it cannot get anyone else locked out', async () => {
     const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 2 });
     const statuses: number[] = [];
