@@ -17,7 +17,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Requests of one connection answered at once; more wait unread (a client's browser pipelines none). */
+/** Requests of one connection handed to the app at once (browsers do not pipeline at all). */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 8;
 
 export interface ConnectionLimitSettings {
