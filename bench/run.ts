@@ -14,6 +14,9 @@
 //      (/proc/<pid>/stat) divided by the requests it answered.
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
+//   6. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
+//      server's peak RSS while an idle-connection flood, a keyless batch flood and one unread
+//      pipelining connection run, against the same client unattacked.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
@@ -22,7 +25,8 @@
 // BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres:
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
-// BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change).
+// BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
+// BENCH_ONLY=attack (the "under attack" scenario alone).
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -46,6 +50,7 @@ import {
   type Started,
 } from './processes.js';
 import { seedPets, seedPostgresPets } from './seed.js';
+import { startAttack } from './under-attack.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -53,6 +58,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
+const ONLY_ATTACK = process.env.BENCH_ONLY === 'attack';
 const KINDS = ['sqlite', 'postgresql', 'pgbouncer'] as const;
 type DatabaseKind = (typeof KINDS)[number];
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
@@ -407,6 +413,83 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
   }
 }
 
+/** The legitimate client of the attack scenario: a few connections reading a page of pets. */
+const ATTACK_CLIENT: Request = { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH };
+const ATTACK_CLIENT_CONNECTIONS = 4;
+const ATTACK_IDLE_CONNECTIONS = 4_000;
+const ATTACK_PIPELINED_REQUESTS = 20_000;
+
+interface AttackRuns {
+  calm: Run[];
+  attacked: Run[];
+  idleHeld: number;
+  batchesPerSecond: number;
+}
+
+/** 6. Under attack, on SQLite: rounds of the client alone, then rounds of it while the attackers run. */
+async function measureUnderAttack(): Promise<AttackRuns> {
+  console.log('\n## under attack (SQLite)');
+  const database = await benchDatabase('sqlite', 'attack');
+  const { server } = await startService('service-attack', database.url);
+  await database.seed(SEED_ROWS);
+  const run = async () => {
+    server.rss.resetPeak();
+    const result = await load(generator, ROOT, workDir, server.started.port, ATTACK_CLIENT, {
+      seconds: SECONDS,
+      connections: ATTACK_CLIENT_CONNECTIONS,
+    });
+    return { ...result, peakRssBytes: server.rss.readPeak(), cpuMicrosPerRequest: 0 };
+  };
+  try {
+    await run(); // warm-up
+    const calm: Run[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      calm.push(await run());
+      console.log(`  round ${round} unattacked  ${describeRun(calm.at(-1)!)}`);
+    }
+    const attack = await startAttack({
+      port: server.started.port,
+      apiKey: API_KEY,
+      idleConnections: ATTACK_IDLE_CONNECTIONS,
+      pipelinedRequests: ATTACK_PIPELINED_REQUESTS,
+    });
+    const attacked: Run[] = [];
+    const batchesBefore = attack.batchesAnswered();
+    const since = performance.now();
+    try {
+      for (let round = 1; round <= ROUNDS; round++) {
+        attacked.push(await run());
+        console.log(`  round ${round} attacked    ${describeRun(attacked.at(-1)!)}; idle connections held ${attack.idleHeld()}`);
+      }
+    } finally {
+      await attack.stop();
+    }
+    const batchesPerSecond = (attack.batchesAnswered() - batchesBefore) / ((performance.now() - since) / 1000);
+    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond };
+  } finally {
+    await stopProcess(server.started);
+  }
+}
+
+function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: AttackRuns): void {
+  const row = (label: string, runs: Run[]) =>
+    `| ${label} | ${fixed(median(runs.map((r) => r.p50Ms)), 2)} (${spread(
+      runs.map((r) => r.p50Ms),
+      2,
+    )}) | ${fixed(median(runs.map((r) => r.p99Ms)), 2)} (${spread(
+      runs.map((r) => r.p99Ms),
+      2,
+    )}) | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${runs.reduce((sum, r) => sum + r.errors, 0)} |`;
+  console.log('');
+  console.log(
+    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread`,
+  );
+  console.log('| legitimate client | p50 ms | p99 ms | req/s | server peak RSS MB | errors |');
+  console.log('|---|---|---|---|---|---|');
+  console.log(row('unattacked', calm));
+  console.log(row('under attack', attacked));
+}
+
 /** The medians table of one comparison; returns the ratio of each scenario. */
 function printComparison({ kind, runs }: Comparison): Map<string, number> {
   console.log('');
@@ -450,6 +533,11 @@ async function main(): Promise<void> {
     `load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`,
   );
 
+  if (ONLY_ATTACK) {
+    printUnderAttack(await measureUnderAttack());
+    return;
+  }
+
   // Each database's table as soon as it is measured, so that one database's failure keeps the other's figures.
   const comparisons: Comparison[] = [];
   const ratiosOf = new Map<Comparison, Map<string, number>>();
@@ -463,6 +551,7 @@ async function main(): Promise<void> {
   const withSqlite = DATABASES.includes('sqlite') && !QUICK;
   const scale = withSqlite ? await measureScale() : new Map<string, { small: Run[]; large: Run[] }>();
   const startUps = withSqlite ? await measureStartUp() : [];
+  const underAttack = withSqlite ? await measureUnderAttack() : null;
 
   // The tables.
   const targets: Array<[string, boolean]> = [];
@@ -517,6 +606,8 @@ async function main(): Promise<void> {
     ]);
     targets.push([`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500]);
   }
+
+  if (underAttack) printUnderAttack(underAttack);
 
   console.log('');
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);

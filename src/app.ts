@@ -6,6 +6,8 @@
 // (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
 // @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,6 +15,7 @@ import { appRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
 import {
   answerForClientError,
+  answerForConnect,
   answerForFastifyError,
   rawHttpErrorResponse,
   sendEnvelope,
@@ -25,6 +28,7 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -49,12 +53,15 @@ export type AppConfig = Pick<
   | 'bodyLimitBytes'
   | 'rateLimitPerMinute'
   | 'authFailuresPerMinute'
+  | 'trpcMaxBatchCalls'
   | 'idempotencyTtlMs'
   | 'corsOrigins'
   | 'trustProxy'
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
+  | 'maxConnections'
+  | 'maxConnectionsPerAddress'
   | 'redisUrl'
   | 'metricsEnabled'
   | 'metricsPort'
@@ -111,7 +118,10 @@ export function createContextFactory(
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  const metrics = config.metricsEnabled ? createServiceMetrics({ poolStats: database.poolStats }) : null;
+  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0 });
+  const metrics = config.metricsEnabled
+    ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
+    : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorShapes(appRouter);
   const app = Fastify({
@@ -156,6 +166,21 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       const answer = answerForClientError(error);
       socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
     },
+  });
+
+  // Open connections bounded, in total and per address; pipelined requests per connection too.
+  connectionCounts = limitConnections(app.server, {
+    total: config.maxConnections,
+    perAddress: config.maxConnectionsPerAddress,
+    maxInFlightPerConnection: MAX_IN_FLIGHT_PER_CONNECTION,
+  });
+
+  // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
+  // drops it unanswered. Answered 405 in the target's shape, then closed.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const answer = answerForConnect(request.url ?? '');
+    socket.on('error', () => {});
+    socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
 
   const limits = await createRequestLimits(config, logger);
@@ -241,7 +266,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
   await app.register(healthPlugin, { database, storage });
-  await app.register(trpcPlugin, { prefix: TRPC_PREFIX, router: appRouter, createContext });
+  await app.register(trpcPlugin, {
+    prefix: TRPC_PREFIX,
+    router: appRouter,
+    createContext,
+    keyRateLimiter: limits.perKey,
+    maxBatchCalls: config.trpcMaxBatchCalls,
+  });
   await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
   return app;
 }

@@ -1,6 +1,6 @@
 // The service's settings: read from the environment once, at start-up, and validated here.
 // Nothing else in the code reads process.env; everything else receives a `Config`.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { postgresTarget, providerOf } from './db/providers.js';
@@ -66,6 +66,8 @@ const settingsSchema = z
       .default(64 * 1024),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+    // Above what the client package sends (50 calls a request): see docs/security.md.
+    TRPC_MAX_BATCH_CALLS: z.coerce.number().int().min(1).max(10_000).default(100),
     IDEMPOTENCY_TTL_HOURS: z.coerce
       .number()
       .min(1 / 60)
@@ -81,6 +83,11 @@ const settingsSchema = z
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
+    // Defaults derived from the open-file limit (connectionDefaults below).
+    MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+    MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+    // PostgreSQL: queries that may wait for a pooled connection; more get 503 at once. Default: 10 × the pool.
+    DATABASE_POOL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).optional(),
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' }).optional(),
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
@@ -147,70 +154,115 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
 /** See parseTrustProxy. */
 export type TrustProxy = false | number | string[];
 
+/**
+ * The process's open-file limit (RLIMIT_NOFILE, soft), which bounds its sockets: Node has no API
+ * for it, Linux shows it in /proc/self/limits. Elsewhere, or when it cannot be read, a common default.
+ */
+/** What is assumed when the limit cannot be read (the usual soft limit). */
+const ASSUMED_LIMIT = 1_024;
+
+function openFileLimit(): number {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith('Max open files'));
+    const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
+    if (soft === 'unlimited') return 1_048_576;
+    const value = Number(soft);
+    return Number.isInteger(value) && value > 0 ? value : ASSUMED_LIMIT;
+  } catch {
+    return ASSUMED_LIMIT;
+  }
+}
+
+/** Descriptors kept for everything but client connections: the database pool, Redis, the metrics listener, files. */
+const RESERVED_DESCRIPTORS = 64;
+
+/**
+ * The connection caps' defaults: every descriptor the process may open but a reserve (the pool and
+ * RESERVED_DESCRIPTORS); per address an eighth of that, or all of it behind a proxy (TRUST_PROXY:
+ * the peers are the proxies).
+ */
+function connectionDefaults(fileLimit: number, poolSize: number, behindProxy: boolean) {
+  const total = Math.max(16, fileLimit - poolSize - RESERVED_DESCRIPTORS);
+  return { total, perAddress: behindProxy ? total : Math.max(8, Math.floor(total / 8)) };
+}
+
 /** The settings as the code reads them: named for the code, units converted, defaults applied. */
-const configSchema = settingsSchema.transform((s) => ({
-  nodeEnv: s.NODE_ENV,
-  host: s.HOST,
-  port: s.PORT,
-  /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
-  databaseUrl: s.DATABASE_URL,
-  /**
-   * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
-   * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
-   */
-  databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
-  /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
-  databasePoolSize: s.DATABASE_POOL_SIZE,
-  /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
-  databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
-  /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
-  databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
-  /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
-  apiKeys: s.API_KEYS,
-  logLevel: s.LOG_LEVEL,
-  bodyLimitBytes: s.BODY_LIMIT_BYTES,
-  /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
-  rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
-  /** Failed authentications per client address per minute before 429. */
-  authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
-  idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
-  /** Browser origins allowed by CORS; empty: CORS is off. */
-  corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-  /**
-   * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
-   * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
-   */
-  trustProxy: s.TRUST_PROXY,
-  /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
-  requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
-  /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
-  headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
-  /** A connection with no traffic either way this long is closed (keep-alive connections included). */
-  idleTimeoutMs: s.IDLE_TIMEOUT_MS,
-  /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
-  redisUrl: s.REDIS_URL,
-  /** Serve GET /metrics (Prometheus) and count requests for it. */
-  metricsEnabled: s.METRICS_ENABLED === 'true',
-  /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
-  metricsPort: s.METRICS_PORT ?? null,
-  /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
-  metricsHost: s.METRICS_HOST ?? s.HOST,
-}));
+const configSchema = (fileLimit: number) =>
+  settingsSchema.transform((s) => ({
+    nodeEnv: s.NODE_ENV,
+    host: s.HOST,
+    port: s.PORT,
+    /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
+    databaseUrl: s.DATABASE_URL,
+    /**
+     * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
+     * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
+     */
+    databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
+    /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
+    databasePoolSize: s.DATABASE_POOL_SIZE,
+    /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
+    databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
+    /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
+    databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
+    /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
+    apiKeys: s.API_KEYS,
+    logLevel: s.LOG_LEVEL,
+    bodyLimitBytes: s.BODY_LIMIT_BYTES,
+    /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
+    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
+    /** Failed authentications per client address per minute before 429. */
+    authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+    /** The most calls one /trpc batch may name; more: one 400 for the whole request. */
+    trpcMaxBatchCalls: s.TRPC_MAX_BATCH_CALLS,
+    idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
+    /** Browser origins allowed by CORS; empty: CORS is off. */
+    corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    /**
+     * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
+     * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
+     */
+    trustProxy: s.TRUST_PROXY,
+    /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
+    requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
+    /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
+    headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
+    /** A connection with no traffic either way this long is closed (keep-alive connections included). */
+    idleTimeoutMs: s.IDLE_TIMEOUT_MS,
+    /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
+    redisUrl: s.REDIS_URL,
+    /** Serve GET /metrics (Prometheus) and count requests for it. */
+    metricsEnabled: s.METRICS_ENABLED === 'true',
+    /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
+    metricsPort: s.METRICS_PORT ?? null,
+    /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
+    metricsHost: s.METRICS_HOST ?? s.HOST,
+    /** The most client connections open at once; at it, the one idle longest makes room (src/http/connection-limits.ts). */
+    maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    /** The most connections open at once from one peer address. */
+    maxConnectionsPerAddress:
+      s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
+    /** PostgreSQL: queries that may wait for a pooled connection before 503. */
+    databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 10 * s.DATABASE_POOL_SIZE,
+  }));
 
 /** The service's settings, as parseConfig returns them. */
-export type Config = z.output<typeof configSchema>;
+export type Config = z.output<ReturnType<typeof configSchema>>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
 /**
- * Validates the settings in `env` (empty strings count as unset). Throws a ConfigError that names
+ * Validates the settings in `env` (empty strings count as unset); `fileLimit` (the process's
+ * open-file limit) gives the connection caps' defaults. Throws a ConfigError that names
  * every bad setting, so a misconfigured service stops at once with a readable message.
  */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+export function parseConfig(env: Record<string, string | undefined>, fileLimit: number = openFileLimit()): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const result = configSchema.safeParse(present);
+  const result = configSchema(fileLimit).safeParse(present);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);

@@ -5,7 +5,7 @@ import { postgresTarget } from '../src/db/providers.js';
 
 describe('parseConfig', () => {
   it('has working defaults for local use', () => {
-    expect(parseConfig({})).toEqual({
+    expect(parseConfig({}, 20_000)).toEqual({
       nodeEnv: 'development',
       host: '127.0.0.1',
       port: 3000,
@@ -19,6 +19,7 @@ describe('parseConfig', () => {
       bodyLimitBytes: 65_536,
       rateLimitPerMinute: 600,
       authFailuresPerMinute: 20,
+      trpcMaxBatchCalls: 100,
       idempotencyTtlMs: 86_400_000,
       corsOrigins: [],
       trustProxy: false,
@@ -29,6 +30,9 @@ describe('parseConfig', () => {
       metricsEnabled: true,
       metricsPort: null,
       metricsHost: '127.0.0.1',
+      maxConnections: 19_926,
+      maxConnectionsPerAddress: 2_490,
+      databasePoolQueueLimit: 100,
     });
   });
 
@@ -47,6 +51,7 @@ describe('parseConfig', () => {
       BODY_LIMIT_BYTES: '2048',
       RATE_LIMIT_PER_MINUTE: '0',
       AUTH_FAILURES_PER_MINUTE: '5',
+      TRPC_MAX_BATCH_CALLS: '50',
       IDEMPOTENCY_TTL_HOURS: '0.5',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.10,fd00::/8',
@@ -57,6 +62,9 @@ describe('parseConfig', () => {
       METRICS_ENABLED: 'false',
       METRICS_PORT: '9464',
       METRICS_HOST: '10.0.0.5',
+      MAX_CONNECTIONS: '5000',
+      MAX_CONNECTIONS_PER_ADDRESS: '50',
+      DATABASE_POOL_QUEUE_LIMIT: '40',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -72,6 +80,7 @@ describe('parseConfig', () => {
       bodyLimitBytes: 2048,
       rateLimitPerMinute: 0,
       authFailuresPerMinute: 5,
+      trpcMaxBatchCalls: 50,
       idempotencyTtlMs: 1_800_000,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', '192.168.1.10', 'fd00::/8'],
@@ -82,7 +91,18 @@ describe('parseConfig', () => {
       metricsEnabled: false,
       metricsPort: 9464,
       metricsHost: '10.0.0.5',
+      maxConnections: 5_000,
+      maxConnectionsPerAddress: 50,
+      databasePoolQueueLimit: 40,
     });
+  });
+
+  it('derives the connection caps from the open-file limit, leaving room for the pool and the rest', () => {
+    expect(parseConfig({}, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 118 });
+    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024)).toMatchObject({ maxConnections: 910, databasePoolQueueLimit: 500 });
+    // Behind a proxy the peers are the proxies: no per-address share.
+    expect(parseConfig({ TRUST_PROXY: '1' }, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 950 });
+    expect(parseConfig({}, 64)).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 8 });
   });
 
   it.each([

@@ -63,6 +63,29 @@ describe('request logs', () => {
     });
   });
 
+  it('names the client’s address and the key’s id (never the key), through a proxy too', async () => {
+    await server.request('/v1/pets', { headers: { 'x-request-id': 'who-1' } });
+    const [line] = await logOf('who-1');
+    expect(line).toMatchObject({ client: '127.0.0.1', keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/) });
+    expect(JSON.stringify(line)).not.toContain(API_KEY);
+    await server.request('/v1/pets', { headers: { 'x-request-id': 'who-2', authorization: '' } });
+    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401 });
+
+    const proxied = await startTestServer({ config: { trustProxy: ['127.0.0.1'] }, logger: createLogger({ logLevel: 'info' }, capture) });
+    try {
+      for (const [id, forwarded, client] of [
+        ['who-3', '[2001:db8::7]:443', '2001:db8::7'],
+        ['who-4', '203.0.113.9:5000', '203.0.113.9'],
+        ['who-5', 'not-an-address', '127.0.0.1'],
+      ]) {
+        await proxied.request('/v1/pets', { headers: { 'x-request-id': id!, 'x-forwarded-for': forwarded! } });
+        expect((await logOf(id!))[0]).toMatchObject({ client });
+      }
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('generates a request id when the caller sends none, and returns it', async () => {
     const response = await server.request('/v1/pets?limit=1');
     const id = response.headers.get('x-request-id')!;

@@ -254,9 +254,10 @@ describe('rate-limit refusals and authentication failures', () => {
 describe('on PostgreSQL: the connection pool and database errors answered 503', () => {
   let server: TestServer;
   beforeAll(async () => {
+    // Queries wait longer than /metrics keeps one rendering (a second), so that a scrape sees them.
     server = await startTestServer({
       provider: 'postgresql',
-      databaseSettings: { DATABASE_POOL_SIZE: '2', DATABASE_QUERY_TIMEOUT_MS: '1000', DATABASE_CONNECT_TIMEOUT_MS: '10000' },
+      databaseSettings: { DATABASE_POOL_SIZE: '2', DATABASE_QUERY_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '10000' },
     });
   });
   afterAll(() => server.close());
@@ -305,6 +306,39 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
       expect(scraped.value('animal_store_db_pool_waiting_queries')).toBe(0);
     });
     expect((await server.request('/v1/pets')).status).toBe(200); // and it serves again
+  });
+});
+
+describe('scraping in a loop', () => {
+  it('renders the text at most once a second, shared by every scrape meanwhile, while a client is served', async () => {
+    const server = await startTestServer({ provider: 'sqlite' });
+    try {
+      const started = Date.now();
+      let scraping = true;
+      const bodies = new Set<string>();
+      let scrapes = 0;
+      const scraper = async () => {
+        while (scraping) {
+          const response = await fetch(`${server.baseUrl}/metrics`);
+          expect(response.status).toBe(200);
+          bodies.add(await response.text());
+          scrapes++;
+        }
+      };
+      const scrapers = Array.from({ length: 4 }, scraper);
+      try {
+        for (let i = 0; i < 40; i++) expect((await server.request('/v1/pets?limit=1')).status).toBe(200);
+      } finally {
+        scraping = false;
+        await Promise.all(scrapers);
+      }
+      // Each rendering differs (the scrapes themselves are counted), so distinct bodies are renderings.
+      const seconds = (Date.now() - started) / 1_000;
+      expect(scrapes).toBeGreaterThan(bodies.size);
+      expect(bodies.size).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/api/root-router.js';
 import { createClient } from '../client/src/index.js';
 import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH, MAX_PARAM_LENGTH } from '../src/http/request-limits.js';
-import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
+import { API_KEY, startTestServer, TEST_CONFIG, type TestServer } from './support/test-server.js';
 
 let server: TestServer;
 let existing: { id: number; name: string; categoryId: number; status: string };
@@ -18,10 +18,12 @@ afterAll(() => server.close());
 
 type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
 
+/** The links' own batches stay within the server's TRPC_MAX_BATCH_CALLS, as tRPC's docs advise (maxItems). */
+const maxItems = TEST_CONFIG.trpcMaxBatchCalls;
 const links: Array<[string, (url: string) => TRPCLink<AppRouter>]> = [
   ['httpLink', (url) => httpLink({ url, headers: { authorization: `Bearer ${API_KEY}` } })],
-  ['httpBatchLink', (url) => httpBatchLink({ url, headers: { authorization: `Bearer ${API_KEY}` } })],
-  ['httpBatchStreamLink', (url) => httpBatchStreamLink({ url, headers: { authorization: `Bearer ${API_KEY}` } })],
+  ['httpBatchLink', (url) => httpBatchLink({ url, maxItems, headers: { authorization: `Bearer ${API_KEY}` } })],
+  ['httpBatchStreamLink', (url) => httpBatchStreamLink({ url, maxItems, headers: { authorization: `Bearer ${API_KEY}` } })],
 ];
 
 const clients = (): Array<[string, () => Client]> => [

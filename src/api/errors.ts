@@ -57,7 +57,9 @@ export interface ErrorAnswer {
 
 /** A request Node's HTTP parser refused, as far as its raw bytes tell. */
 export interface ClientErrorAnswer extends ErrorAnswer {
-  status: 400 | 408 | 431;
+  status: 400 | 405 | 408 | 431;
+  /** The methods the target allows (the Allow header of a 405). */
+  allow?: string;
   /** The request line's target (path and query), when the line could be read; '' otherwise. */
   target: string;
   /** An answer to HEAD has no body (a client would read one as the start of a next response). */
@@ -114,6 +116,14 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
   return { status: knownStatus(error.statusCode ?? 500), message: error.message };
 }
 
+/**
+ * A CONNECT request (Node hands it over as a raw socket, outside Fastify): the service is no proxy.
+ * `allow` lists the methods the service answers anywhere.
+ */
+export function answerForConnect(target: string): ClientErrorAnswer {
+  return { status: 405, message: 'CONNECT is not supported: this service is not a proxy', target, isHead: false, allow: 'GET, HEAD, POST' };
+}
+
 /** A request Node's parser refused (`clientErrorHandler`), from its raw packet. */
 export function answerForClientError(error: { code?: string; rawPacket?: unknown }): ClientErrorAnswer {
   const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
@@ -160,13 +170,18 @@ export function sendError(reply: FastifyReply, status: number, message: string):
   return sendEnvelope(reply, { status, message });
 }
 
-const RAW_REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const RAW_REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 /** A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused. */
 function rawHttpResponse(answer: ClientErrorAnswer, contentType: string, body: string): string {
   const reason = RAW_REASONS[answer.status] ?? 'Bad Request';
   return (
-    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n` +
+    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n${answer.allow ? `Allow: ${answer.allow}\r\n` : ''}` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${answer.isHead ? '' : body}`
   );
 }

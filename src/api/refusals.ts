@@ -8,7 +8,7 @@ import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS, type DatabaseFault } from
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 
 /** The tRPC error codes a refusal may carry (a new kind of refusal may add one here). */
-export const REFUSAL_CODES = ['UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const;
+export const REFUSAL_CODES = ['BAD_REQUEST', 'NOT_FOUND', 'UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const;
 
 /**
  * A refusal: tRPC's error code (the REST status is tRPC's for it), the message for the caller, and
@@ -76,4 +76,15 @@ export function keyRateLimitRefusal(decision: LimitDecision): Refusal {
     message: `Rate limit of ${decision.limit} requests a minute reached for this API key; retry after ${decision.resetSeconds} s.`,
     retryAfterSeconds: decision.resetSeconds,
   };
+}
+
+/** A tRPC batch naming more calls than TRPC_MAX_BATCH_CALLS: refused as a whole. */
+export function batchTooLargeRefusal(max: number): Refusal {
+  return { code: 'BAD_REQUEST', message: `A batch may name at most ${max} calls; split it into several requests.` };
+}
+
+/** A tRPC batch naming a procedure that does not exist: refused as a whole, once, whatever the count. */
+export function unknownProcedureRefusal(name: string): Refusal {
+  const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+  return { code: 'NOT_FOUND', message: `No procedure found on path "${shown}"` };
 }

@@ -54,7 +54,11 @@ function sqliteCodeFault(code: string): DatabaseFault | null {
  * and adapter-pg passes them through untranslated, so their fixed messages are all there is to
  * recognise them by.
  */
+/** The error of a query refused because the pool's wait queue is full (src/db/database.ts). */
+export const POOL_QUEUE_FULL = 'the database connection pool has DATABASE_POOL_QUEUE_LIMIT queries waiting already';
+
 const PG_CONNECTION_FAILURES = new Set([
+  POOL_QUEUE_FULL,
   'Connection terminated unexpectedly',
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',

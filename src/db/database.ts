@@ -11,7 +11,7 @@ import pg, { type PoolConfig } from 'pg';
 import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/client.js';
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations, migrationsPending } from './migrations.js';
-import { databaseFault, POOLER_HINT } from './database-errors.js';
+import { databaseFault, POOL_QUEUE_FULL, POOLER_HINT } from './database-errors.js';
 import { postgresTarget, providerOf, schemaLayout, sqliteFilePath, type PostgresTarget, type Provider } from './providers.js';
 import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
@@ -54,6 +54,8 @@ export interface PoolStats {
   waiting: number;
   /** The most connections the pool opens (DATABASE_POOL_SIZE). */
   max: number;
+  /** Queries refused at once because DATABASE_POOL_QUEUE_LIMIT were already waiting (answered 503). */
+  queueFull: number;
 }
 
 /** The settings that shape the connection (PostgreSQL's pool; SQLite's are fixed below): src/config.ts. */
@@ -63,6 +65,8 @@ export interface DatabaseSettings {
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
   databaseQueryTimeoutMs: number;
+  /** Queries that may wait for a pooled connection; more fail at once (default: 10 × the pool). */
+  databasePoolQueueLimit?: number;
 }
 
 /**
@@ -228,11 +232,26 @@ function ignoreConnectionError(): void {}
  * test/reliability/database-faults.test.ts), so both have a listener. pg drops a broken
  * connection and the next query opens a new one.
  */
-function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): pg.Pool {
+function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): { pool: pg.Pool; queueFull: () => number } {
   const pool = new pg.Pool(postgresPoolConfig(settings, target));
   pool.on('error', ignoreConnectionError);
   pool.on('connect', (client) => client.on('error', ignoreConnectionError));
-  return pool;
+  // A bounded wait queue: with DATABASE_POOL_QUEUE_LIMIT queries already waiting, the next fails at
+  // once (a fault src/db/database-errors.ts calls 'unavailable': 503 with Retry-After) instead of
+  // joining a queue that one greedy client could grow without end. Both pg's pool.query and
+  // Prisma's adapter take connections through pool.connect.
+  const limit = settings.databasePoolQueueLimit ?? 10 * settings.databasePoolSize;
+  let refused = 0;
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => unknown;
+  pool.connect = ((callback?: (error: Error) => void) => {
+    const exhausted = pool.idleCount === 0 && pool.totalCount >= settings.databasePoolSize;
+    if (!exhausted || pool.waitingCount < limit) return connect(callback);
+    refused++;
+    const error = new Error(POOL_QUEUE_FULL);
+    if (callback) return void process.nextTick(callback, error);
+    return Promise.reject(error);
+  }) as typeof pool.connect;
+  return { pool, queueFull: () => refused };
 }
 
 /**
@@ -259,7 +278,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
 
   if (provider === 'postgresql') {
     const target = postgresTarget(settings.databaseUrl);
-    const pool = openPostgresPool(settings, target);
+    const { pool, queueFull } = openPostgresPool(settings, target);
     const reportFault = log ? configurationFaultReporter(log) : undefined;
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { onPoolError: ignoreConnectionError }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
@@ -272,7 +291,13 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
         onError: reportFault,
       }),
       sqlite: null,
-      poolStats: () => ({ max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      poolStats: () => ({
+        max: pool.options.max,
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        queueFull: queueFull(),
+      }),
       // On the pool: a readiness probe need not load Prisma's query compiler. Its failures are
       // looked at too: a pooler that refuses our connections fails the probes before any request.
       ping: async () => {

@@ -6,7 +6,9 @@
 // counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
 // pipelined guesses from one address cannot all be checked before the first failure is counted:
 // at most the limit are ever checked per window. Past the limit, keys from that address are not
-// even checked until the window resets. A key seen valid recently, or being checked for another
+// even checked until the window resets, except a key already seen valid from that address: many
+// clients behind one NAT share an address, and one of them guessing must not lock the others out
+// (a guesser gains nothing: such a key was valid already; docs/security.md). A key seen valid recently, or being checked for another
 // request at that moment (whose answer this one then shares), takes nothing from the budget while
 // the address is not locked out, so that a genuine client's many concurrent requests do not use
 // it up while their lookups are in flight.
@@ -18,7 +20,7 @@ import fp from 'fastify-plugin';
 import type { Refusal } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
-import { clientLimitKey } from '../limits/client-address.js';
+import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
 
 declare module 'fastify' {
@@ -66,6 +68,11 @@ interface Outcome {
 
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
+  const provenFrom = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** Whether the address's standing refuses this key: locked out, and the key not proven from there. */
+  const lockedOut = (standing: { allowed: boolean }, address: string, digest: string) =>
+    !standing.allowed && !provenFrom.has(`${address} ${digest}`);
   /** Checks under way, by address and digest: a request with the same key from the same address shares the answer. */
   const checking = new Map<string, Promise<Outcome>>();
 
@@ -82,6 +89,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     }
     if (identity) {
       knownValid.add(digest!);
+      provenFrom.add(`${address} ${digest}`);
       await failureLimiter.giveBack(address);
     }
     return { identity, retryAfterSeconds: 0 };
@@ -98,11 +106,13 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       outcome = await pending;
     } else {
       const standing = await failureLimiter.peek(address);
-      if (!standing.allowed) return { identity: null, retryAfterSeconds: standing.resetSeconds };
+      if (lockedOut(standing, address, digest)) return { identity: null, retryAfterSeconds: standing.resetSeconds };
       outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
     }
+    if (outcome.identity) provenFrom.add(`${address} ${digest}`);
     if (outcome.identity || outcome.retryAfterSeconds > 0) return outcome;
     knownValid.delete(digest); // revoked since
+    provenFrom.delete(`${address} ${digest}`);
     const failed = await failureLimiter.take(address);
     return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
   }
@@ -116,18 +126,19 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
-    const address = clientLimitKey(request.ip);
+    const address = clientLimitKey(clientAddress(request));
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
     if (digest !== null && knownValid.has(digest) && (checking.size === 0 || !checking.has(`${address} ${digest}`))) {
       const standing = failureLimiter.peek(address);
       if (!(standing instanceof Promise)) {
-        if (!standing.allowed) {
+        if (lockedOut(standing, address, digest)) {
           request.authRetryAfterSeconds = standing.resetSeconds;
           return done();
         }
         // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
         const identity = verifier.matchEnvKey(digest);
         if (identity) {
+          provenFrom.add(`${address} ${digest}`);
           request.identity = identity;
           return done();
         }
@@ -144,7 +155,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       // stored key, or limits in Redis): checked again, for revocation, taking nothing from the budget.
       const peeked = failureLimiter.peek(address);
       const standing = peeked instanceof Promise ? await peeked : peeked;
-      if (!standing.allowed) {
+      if (lockedOut(standing, address, digest)) {
         request.authRetryAfterSeconds = standing.resetSeconds;
         return;
       }
@@ -155,6 +166,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
         return;
       }
       if (request.identity) return;
+      provenFrom.delete(`${address} ${digest}`); // revoked since
     }
     let outcome: Promise<Outcome>;
     if (digest !== null && (pending || knownValid.has(digest))) {

@@ -25,10 +25,24 @@ export interface MetricsPluginOptions {
   registry: Registry;
 }
 
-/** The /metrics route, on whichever server it is registered. */
+/** How long one rendering of the metrics is served: scrapes in between cost nothing to speak of. */
+const RENDERED_FOR_MS = 1_000;
+
+/**
+ * The /metrics route, on whichever server it is registered. The text is rendered at most once per
+ * RENDERED_FOR_MS and shared by every scrape in that time (Prometheus scrapes every few seconds),
+ * so that scraping it in a loop cannot take the service's CPU.
+ */
 export const metricsRoute: FastifyPluginAsync<MetricsPluginOptions> = async (app, { registry }) => {
+  let rendered: { at: number; text: Promise<string> } | null = null;
   app.get(METRICS_PATH, async (_request, reply) => {
-    const text = await registry.metrics();
+    const now = Date.now();
+    if (rendered === null || now - rendered.at >= RENDERED_FOR_MS) {
+      const text = registry.metrics();
+      rendered = { at: now, text };
+      text.catch(() => (rendered = null));
+    }
+    const text = await rendered.text;
     return reply.type(registry.contentType).header('cache-control', 'no-store').send(text);
   });
 };

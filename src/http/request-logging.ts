@@ -1,5 +1,5 @@
 // One log line per request, written when it has been answered: request id and trace context,
-// method, route pattern, URL, status and duration. Fastify's default is two lines (arrival and
+// method, route pattern, URL, status, duration, the client's address and the API key's id. Fastify's default is two lines (arrival and
 // completion) naming only the raw URL. Done as Fastify's LogController rather than hooks, so it
 // costs no extra promise per request; the same moment feeds the metrics (request-metrics.ts).
 // Headers are never logged, so neither is a key.
@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
+import { clientAddress } from '../limits/client-address.js';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
 import type { RequestRecorder } from './request-metrics.js';
 
@@ -45,6 +46,9 @@ class OneLinePerRequest extends LogController {
       url: request.url,
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(elapsedMs * 100) / 100,
+      // Who: the client's address (TRUST_PROXY applied) and the key's id, never the key itself.
+      client: clientAddress(request),
+      keyId: request.identity?.keyId ?? null,
     };
     const log = request.log;
     if (log instanceof RequestLogger) log.completed(fields, 'request completed');

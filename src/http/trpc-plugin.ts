@@ -20,17 +20,23 @@ import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext } from '../api/context.js';
 import { answerForFastifyError, answerForRefusal, sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorShapes } from '../api/errors.js';
-import { identityRefusal } from '../api/refusals.js';
+import { batchTooLargeRefusal, identityRefusal, keyRateLimitRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { parseJson, withIntegerRule } from '../domain/json-text.js';
+import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
 
 export const TRPC_PREFIX = '/trpc';
 
 export interface TrpcPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
+  /** The per-key limit (null: off): a batch from a key past its budget is refused as a whole. */
+  keyRateLimiter: Limiter | null;
+  /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
+  maxBatchCalls: number;
 }
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
@@ -116,7 +122,7 @@ function deprecationHeadersOf(
 /** Marks a request refused as a whole (a batch of several calls, or a stream), not as its one call. */
 const WHOLE_REQUEST = Symbol('whole request');
 
-export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext }) => {
+export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext, keyRateLimiter, maxBatchCalls }) => {
   const trpc = trpcInternals<Context>(router);
   const errors = trpcErrorShapes<Context>(router);
 
@@ -247,20 +253,48 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     if (pattern !== undefined) request.routePattern = pattern;
     else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
     const refusal = identityRefusal(request);
-    if (refusal === null) return done();
     const { batch } = request.query as Record<string, unknown>;
     const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
+    if (refusal === null) {
+      if (!batched || !path.includes(',') || request.method === 'HEAD') return done();
+      return checkBatch(request, reply, path, done);
+    }
     const refused = refusedAs(request, path, batched);
     if (refused === undefined) return done();
+    if (refused === WHOLE_REQUEST) return refuseWhole(request, reply, refusal);
     prepareRefusal(request, reply, refusal);
     const { status } = answerForRefusal(refusal);
-    if (refused === WHOLE_REQUEST) {
-      sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
-      return;
-    }
     const call = errors.refusedCall(refusal, { type: refused.type, path, input: undefined, ctx: undefined });
     sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [call] : call));
   });
+
+  /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
+  function refuseWhole(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
+    prepareRefusal(request, reply, refusal);
+    sendTrpcJson(reply, answerForRefusal(refusal).status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
+  }
+
+  /**
+   * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, naming a
+   * procedure that does not exist, or from a key already past its budget, it is refused with one
+   * error, so that its cost does not grow with the calls it names.
+   */
+  function checkBatch(request: FastifyRequest, reply: FastifyReply, path: string, done: (error?: Error) => void): void {
+    const names = path.split(',');
+    if (names.length > maxBatchCalls) return refuseWhole(request, reply, batchTooLargeRefusal(maxBatchCalls));
+    const unknown = names.find((name) => !trpc.procedures.has(name));
+    if (unknown !== undefined) return refuseWhole(request, reply, unknownProcedureRefusal(unknown));
+    if (keyRateLimiter === null) return done();
+    const limiter = keyRateLimiter;
+    const whenDecided = (decision: LimitDecision) => {
+      if (decision.allowed) return done();
+      reply.headers(rateLimitHeaders('per-key', decision, limiter.windowMs));
+      refuseWhole(request, reply, keyRateLimitRefusal(decision));
+    };
+    const standing = limiter.peek(request.identity!.keyId);
+    if (standing instanceof Promise) standing.then(whenDecided, done);
+    else whenDecided(standing);
+  }
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
     const { path } = request.params;
@@ -269,6 +303,11 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
     if (path.includes('%') && !decodable(path))
       return errors.send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
+    // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
+    if (request.method === 'TRACE') {
+      reply.header('allow', 'GET, POST');
+      return errors.send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
+    }
     const procedure = directProcedure(request, path);
     if (procedure) return answerDirectly(request, reply, procedure);
     const url = request.raw.url;

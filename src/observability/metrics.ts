@@ -52,6 +52,13 @@ export interface ServiceMetrics {
   batchedCall(procedure: string): void;
 }
 
+/** What the connection limits did so far (src/http/connection-limits.ts). */
+interface ConnectionCounts {
+  open: number;
+  refused: number;
+  reclaimed: number;
+}
+
 let processRegistry: Registry | undefined;
 
 /**
@@ -68,7 +75,9 @@ function processMetrics(): Registry {
 }
 
 /** The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are left out. */
-export function createServiceMetrics(options: { poolStats?: () => PoolStats | null } = {}): ServiceMetrics {
+export function createServiceMetrics(
+  options: { poolStats?: () => PoolStats | null; connections?: () => ConnectionCounts } = {},
+): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
 
@@ -130,6 +139,38 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
   }
   for (const surface of ['rest', 'trpc', 'other'] as const) databaseUnavailable.inc({ surface }, 0);
 
+  const { connections } = options;
+  if (connections) {
+    new Gauge({
+      name: 'animal_store_open_connections',
+      help: 'Client connections open now (MAX_CONNECTIONS bounds them).',
+      registers,
+      collect() {
+        this.set(connections().open);
+      },
+    });
+    const total = (name: string, help: string, read: (counts: ConnectionCounts) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read(connections()));
+        },
+      });
+    total(
+      'animal_store_connections_refused_total',
+      'Connections closed on arrival: over MAX_CONNECTIONS_PER_ADDRESS, or over MAX_CONNECTIONS with none idle.',
+      (c) => c.refused,
+    );
+    total(
+      'animal_store_connections_reclaimed_total',
+      'Idle connections closed to make room for a new one at MAX_CONNECTIONS.',
+      (c) => c.reclaimed,
+    );
+  }
+
   const { poolStats } = options;
   if (poolStats && poolStats() !== null) {
     const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
@@ -150,6 +191,16 @@ export function createServiceMetrics(options: { poolStats?: () => PoolStats | nu
       (s) => s.waiting,
     );
     poolGauge('animal_store_db_pool_max_connections', 'The most connections the pool opens (DATABASE_POOL_SIZE).', (s) => s.max);
+    new Counter({
+      name: 'animal_store_db_pool_queue_full_total',
+      help: 'Queries refused at once (503) because DATABASE_POOL_QUEUE_LIMIT queries were already waiting for a connection.',
+      registers,
+      collect() {
+        const stats = poolStats();
+        this.reset();
+        if (stats) this.inc(stats.queueFull);
+      },
+    });
   }
 
   return {

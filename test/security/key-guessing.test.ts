@@ -7,9 +7,9 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
-import { clientLimitKey } from '../../src/limits/client-address.js';
+import { canonicalAddress, clientLimitKey } from '../../src/limits/client-address.js';
 import type { Provider } from '../../src/db/providers.js';
-import { startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
+import { API_KEY, startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
 
 const LIMIT = 20;
 const GUESSES = 120;
@@ -100,6 +100,30 @@ describe('the client address', () => {
     },
   );
 
+  it('behind one NAT: a key already used from the address goes on working while guesses lock the address out; a key not yet seen from it waits', async () => {
+    const store = createApiKeyStore((await start('sqlite', { authFailuresPerMinute: 3, trustProxy: ['127.0.0.1'] })).database.prisma);
+    const { baseUrl } = server!;
+    const stored = (await store.create('behind-nat')).key;
+    const nat = '198.51.100.77';
+    const as = (authorization: string) => ({ authorization, 'x-forwarded-for': nat });
+    // Two colleagues behind the NAT have used their keys (one bootstrap, one stored)...
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${API_KEY}`) })).status).toBe(200);
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${stored}`) })).status).toBe(200);
+    // ...then a third machine behind it floods wrong keys: 3 checked, the rest refused unchecked.
+    const guesses = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => (await fetch(`${baseUrl}/v1/pets`, { headers: as(guess(i)) })).status),
+    );
+    expect(guesses.filter((status) => status === 401)).toHaveLength(3);
+    expect(guesses.filter((status) => status === 429)).toHaveLength(37);
+    // The colleagues go on working, on both surfaces, while the address is locked out.
+    for (const key of [API_KEY, stored]) {
+      expect((await fetch(`${baseUrl}/v1/pets`, { headers: as(`Bearer ${key}`) })).status).toBe(200);
+      expect((await fetch(`${baseUrl}/trpc/pets.list`, { headers: as(`Bearer ${key}`) })).status).toBe(200);
+    }
+    // A valid key never seen from this address waits like any other key from it.
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: as('Bearer other-key-0123456789abcdef') })).status).toBe(429);
+  });
+
   it('without TRUST_PROXY, X-Forwarded-For is ignored: it cannot get anyone else locked out', async () => {
     const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 2 });
     const statuses: number[] = [];
@@ -115,6 +139,55 @@ describe('the client address', () => {
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
     expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('2001:db8:1:3::1', 9) })).status).toBe(401);
+  });
+
+  it.each([
+    ['the proxies by address', ['127.0.0.1']],
+    ['a hop count', 1],
+  ] as const)('TRUST_PROXY naming %s: one client written with ports and brackets is one client', async (_, trustProxy) => {
+    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: trustProxy as never });
+    const spellings = ['203.0.113.7:1111', '203.0.113.7', ' 203.0.113.7:2222', '[::ffff:203.0.113.7]:443', '::ffff:cb00:7107'];
+    const statuses: number[] = [];
+    for (const [i, entry] of spellings.entries()) {
+      statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(entry, i) })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    const v6 = ['[2001:db8:5::1]', '[2001:db8:5::2]:8080', '2001:db8:5:0:ffff::3', '[2001:0db8:0005::4]:1'];
+    const v6Statuses: number[] = [];
+    for (const [i, entry] of v6.entries()) v6Statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(entry, i) })).status);
+    expect(v6Statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  it('an X-Forwarded-For entry that is not an IP address gets no budget of its own: it counts as the proxy, while real clients behind it go on', async () => {
+    const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 3, trustProxy: ['127.0.0.1'] });
+    // A flood of wrong keys, each under a new string: 3 are checked, for the proxy's address; the
+    // rest are refused unchecked, from the proxy itself too.
+    const junk = (i: number) => [`client-${i}`, `203.0.113.${i}:x`, `[nope-${i}]`, `0x7f.0.0.${i}`, `127.${i}`, `999.1.1.${i}`][i % 6]!;
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded(junk(i), i) })).status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(3);
+    expect(statuses.slice(3)).toEqual(Array(57).fill(429));
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: guess(99) } })).status).toBe(429);
+    // A legitimate client behind the proxy, with a real address: its key works, and wrong keys from it are its own.
+    const legit = { authorization: `Bearer ${API_KEY}`, 'x-forwarded-for': '198.51.100.20' };
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: legit })).status).toBe(200);
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: forwarded('198.51.100.20', 1) })).status).toBe(401);
+  });
+
+  it.each([
+    ['203.0.113.7:8080', '203.0.113.7'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['[2001:DB8:0::1]:443', '2001:db8::1'],
+    ['[::ffff:203.0.113.7]:1', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['not-an-address', null],
+    ['127.1', null],
+    ['0x7f.0.0.1', null],
+    ['01.2.3.4', null],
+    ['1.2.3.4:99999999', null],
+    ['', null],
+  ])('the entry %j reads as the address %s', (entry, address) => {
+    expect(canonicalAddress(entry)).toBe(address);
   });
 
   it.each([
