@@ -19,7 +19,7 @@ import {
   answerForFastifyError,
   rawHttpErrorResponse,
   sendEnvelope,
-  sendError,
+  sendUnknownRoute,
   trpcErrorShapes,
 } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
@@ -35,6 +35,7 @@ import { requestChildLogger, requestLogController, traceContextOf } from './http
 import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
+import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
@@ -251,7 +252,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendEnvelope(reply, answer);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
+  // Outside /v1 and /trpc (each answers its own): a path served with other methods is 405 with Allow.
+  app.setNotFoundHandler((request, reply) => sendUnknownRoute(request, reply, servedMethods(app, request.url.split('?')[0]!)));
   // `/` names no resource, but whoever opens it is looking for the API: where its reference and
   // document are. Public (they are), no data.
   app.get('/', (_request, reply) =>

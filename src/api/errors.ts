@@ -9,7 +9,7 @@
 // An unexpected error (500) never carries its message, which can name internals (SQL, files): that
 // is for the log. A 503 keeps its message: only our own code answers 503, with a sentence written
 // for the caller.
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { z } from 'zod';
@@ -168,6 +168,20 @@ export function sendEnvelope(reply: FastifyReply, { status, message }: ErrorAnsw
 
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return sendEnvelope(reply, { status, message });
+}
+
+/** A path no route serves: 404 in the envelope, on every server and surface but /trpc. */
+export function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
+}
+
+/** No route for this method: 405 with `Allow` when the path is served with `allowed`, else 404. */
+export function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): FastifyReply {
+  if (allowed.length === 0) return sendNoSuchResource(request, reply);
+  reply.header('allow', allowed.join(', '));
+  const [last, ...others] = [...allowed].reverse();
+  const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
+  return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
 
 const RAW_REASONS: Record<number, string> = {

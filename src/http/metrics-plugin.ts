@@ -7,7 +7,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { sendError } from '../api/errors.js';
+import { sendUnknownRoute } from '../api/errors.js';
+import { servedMethods } from './served-methods.js';
 
 /** A Fastify server of this service (HTTP/1.1, the pino logger). */
 type ServiceServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
@@ -57,7 +58,7 @@ export async function attachMetricsServer(
   options: MetricsPluginOptions & { host: string; port: number; logger: Logger },
 ): Promise<ServiceServer> {
   const server = Fastify({ loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) });
-  server.setNotFoundHandler((request, reply) => sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`));
+  server.setNotFoundHandler((request, reply) => sendUnknownRoute(request, reply, servedMethods(server, request.url.split('?')[0]!)));
   await server.register(metricsRoute, { registry: options.registry });
   app.addHook('onReady', async () => {
     await server.listen({

@@ -26,7 +26,7 @@ import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyReq
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
-import { answerForRefusal, answerForTRPCError, sendEnvelope, sendError } from '../api/errors.js';
+import { answerForRefusal, answerForTRPCError, sendEnvelope, sendNoSuchResource, sendUnknownRoute } from '../api/errors.js';
 import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { parseJson } from '../domain/json-text.js';
@@ -67,18 +67,6 @@ function pathParams(route: RestRoute, request: FastifyRequest): Record<string, s
   // Without a percent-encoding both rules read the same segments: Fastify's are already parsed.
   if (!path.includes('%')) return request.params as Record<string, string>;
   return { ...route.pattern.exec(decodeUnreserved(path))?.groups };
-}
-
-function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
-}
-
-function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: string[]): FastifyReply {
-  if (allowed.length === 0) return sendNoSuchResource(request, reply);
-  reply.header('allow', allowed.join(', '));
-  const [last, ...others] = [...allowed].reverse();
-  const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
-  return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
 }
 
 /**

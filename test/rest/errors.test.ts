@@ -40,8 +40,11 @@ describe('unknown routes and methods', () => {
     await expectError(await server.request(path), 404, 'NOT_FOUND');
   });
 
-  it('POST / → 404', async () => {
-    await expectError(await raw('POST', '/', { 'content-type': 'application/json' }, '{}'), 404, 'NOT_FOUND');
+  it('POST / → 405 with Allow (/ is served for GET); POST /pets → 404', async () => {
+    const answer = await raw('POST', '/', { 'content-type': 'application/json' }, '{}');
+    expect(answer.headers.get('allow')).toBe('GET, HEAD');
+    await expectError(answer, 405, 'METHOD_NOT_SUPPORTED');
+    await expectError(await raw('POST', '/pets', { 'content-type': 'application/json' }, '{}'), 404, 'NOT_FOUND');
   });
 
   it.each([

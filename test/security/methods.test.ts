@@ -98,6 +98,23 @@ describe('no method answers 5xx', () => {
     expect(JSON.parse(connect.body)).toMatchObject({ code: 'METHOD_NOT_SUPPORTED', status: 405 });
   });
 
+  it('a path outside /v1 and /trpc served with other methods: 405 with Allow in the envelope; an unknown one: 404', async () => {
+    for (const path of ['/healthz', '/readyz', '/', '/metrics']) {
+      for (const method of ['POST', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']) {
+        const answer = await send(method, path);
+        expect(answer.status, `${method} ${path}`).toBe(405);
+        expect(answer.allow, `${method} ${path}`).toBe('GET, HEAD');
+        expect(JSON.parse(answer.body)).toMatchObject({ code: 'METHOD_NOT_SUPPORTED', status: 405 });
+      }
+    }
+    // Paths that read as route patterns (`*`, `:name`) are looked up as paths, not patterns.
+    for (const path of ['/nope', '/**/%00', '/:id', '/healthz*']) {
+      const unknown = await send('POST', path);
+      expect(unknown.status, path).toBe(404);
+      expect(unknown.allow, path).toBeUndefined();
+    }
+  });
+
   it('a flood of TRACE and CONNECT from 4 connections: a legitimate client reads 200 each time, nothing logged as an error', async () => {
     let flooding = true;
     const flood = async (method: string, path: string) => {
