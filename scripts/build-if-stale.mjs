@@ -14,7 +14,7 @@ const DIGEST_FILE = join(ROOT, 'dist', '.source-digest');
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json'];
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 /** A devDependency the build needs: without it this is a production install (`npm ci --omit=dev`). */
-const NODE_TYPES = join(ROOT, 'node_modules', '@types', 'node');
+const BUILD_TYPES = join(ROOT, 'node_modules', '@types', 'better-sqlite3');
 
 /** Every file under `path` (or `path` itself), sorted, relative to the project. */
 function filesOf(path) {
@@ -43,7 +43,7 @@ const recorded = () => (existsSync(DIGEST_FILE) ? readFileSync(DIGEST_FILE, 'utf
 if (process.argv.includes('--record')) {
   writeFileSync(DIGEST_FILE, `${sourceDigest()}\n`);
 } else if (recorded() !== sourceDigest() || !existsSync(join(ROOT, 'dist', 'start.js'))) {
-  if (!existsSync(TSC) || !existsSync(NODE_TYPES)) {
+  if (!existsSync(TSC) || !existsSync(BUILD_TYPES)) {
     console.error(
       'dist/ is missing or was built from other sources, and the devDependencies that build it are not installed here (a production install).\n' +
         'Build where the devDependencies are (`npm ci && npm run build`) and copy that dist/ here (docs/operations.md, "Deploying").',

