@@ -7,7 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import console from 'node:console';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIGEST_FILE = join(ROOT, 'dist', '.source-digest');
