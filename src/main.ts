@@ -92,7 +92,7 @@ async function shutdown(signal: string): Promise<void> {
   }, SHUTDOWN_GRACE_MS).unref();
   await app.close();
   await database.close();
-  process.exit(0);
+  process.exit(0); // the log's pending lines are written at exit (src/logger.ts)
 }
 process.on('SIGTERM', (signal) => void shutdown(signal));
 process.on('SIGINT', (signal) => void shutdown(signal));
