@@ -81,6 +81,14 @@ npm ci --no-audit --no-fund --loglevel=error
 # A fresh clone's first start (README: npm ci, npm start): prestart builds dist/, then it serves.
 serve fresh-clone "" npm start
 [ -f dist/start.js ] || fail "npm start on a fresh clone built no dist/"
+# A changed source makes prestart build again; unchanged, it builds nothing.
+echo "// a change" >>src/start.ts
+node scripts/build-if-stale.mjs
+grep -q "// a change" dist/start.js || fail "prestart did not rebuild after a source changed"
+git checkout --quiet src/start.ts
+node scripts/build-if-stale.mjs
+! grep -q "// a change" dist/start.js || fail "prestart did not rebuild after the change was undone"
+echo "== prestart rebuilds dist/ when a source changes, and only then"
 npm run --silent build
 [ -f dist/start.js ] || fail "npm run build wrote no dist/start.js"
 
