@@ -26,7 +26,9 @@
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
-// BENCH_ONLY=attack (the "under attack" scenario alone).
+// BENCH_ONLY=attack (the "under attack" scenario alone),
+// BENCH_NODE_OPTIONS (the service's NODE_OPTIONS; default: the operator setting of docs/operations.md,
+// "The process's memory settings"; empty: none).
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -67,6 +69,7 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(','
 });
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256 --max-semi-space-size=8';
 const WARM_UP_SECONDS = 2;
 const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;
@@ -192,6 +195,8 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string): Node
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'production',
+    // The memory bounds an operator sets (docs/operations.md), which the RSS target is measured with.
+    ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
     API_KEYS: API_KEY,
     // What production runs with (README: the default), so the request log's cost is measured.
     LOG_LEVEL: 'info',
@@ -528,7 +533,7 @@ const HALF_BASELINE = ['REST list limit=20', 'REST list status=pending', 'REST c
 async function main(): Promise<void> {
   const began = performance.now();
   console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
-  console.log(`machine: ${machine()}`);
+  console.log(`machine: ${machine()}; service NODE_OPTIONS: ${NODE_OPTIONS || '(none)'}`);
   console.log(
     `load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`,
   );

@@ -1,7 +1,6 @@
 // The service's pino logger: one JSON object per line, on stdout unless told otherwise (tests
 // capture it). Fastify logs through it; src/http/request-logging.ts writes one line per request.
 // Human-readable output is for `npm run dev`, which pipes this through pino-pretty.
-import { writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 
@@ -18,68 +17,25 @@ const REDACTED_PATHS = [
   'err.config.headers.authorization',
 ];
 
-/** Pending lines past this size are written at once rather than at the end of the turn. */
-const MAX_PENDING_CHARS = 64 * 1024;
-/** How long one write waits before trying again when the pipe is full (EAGAIN). */
-const FULL_PIPE_PAUSE_MS = 1;
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
 /**
- * stdout, written synchronously once per event-loop turn: the lines logged during a turn (a
- * request's line, and every other request answered in the same turn) go out in one write at its
- * end, or sooner when they pass MAX_PENDING_CHARS, and at process exit. A line per write system
- * call was ~4% of a small request's CPU under load (docs/benchmarks.md, "Figures behind the
- * code's choices"); pino's own destination (sonic-boom) also measures every line and encodes it
- * twice in synchronous mode, and its asynchronous mode hands writes to the thread pool.
+ * stdout through pino's own destination (sonic-boom), synchronous, holding lines until
+ * LOG_BUFFER_BYTES of them are pending: one write system call for many request lines rather than
+ * one per line (the figures: docs/operations.md, "Logs"). What is pending goes out
+ * at least every LOG_FLUSH_INTERVAL_MS (an idle service's lines are not held back longer), and at
+ * process exit (process.exit, SIGTERM/SIGINT through main.ts's shutdown, a fatal error).
  *
- * What it costs: a process killed outright (SIGKILL, the OOM killer) loses the lines of the turn
- * it was in, at most; any exit through `process.exit` or a signal handler writes them first. A
- * stdout that stops draining blocks the process, as any synchronous write does.
+ * What it costs: a process killed outright (SIGKILL, the OOM killer) loses the lines still pending:
+ * at most LOG_BUFFER_BYTES, logged within the last LOG_FLUSH_INTERVAL_MS. A stdout that stops
+ * draining blocks the process, as any synchronous write does.
  */
-class TurnBufferedStdout implements DestinationStream {
-  private pending: string[] = [];
-  private pendingChars = 0;
-  private scheduled = false;
+export const LOG_BUFFER_BYTES = 4096;
+export const LOG_FLUSH_INTERVAL_MS = 100;
 
-  constructor(private readonly fd = 1) {
-    process.on('exit', () => this.flushSync());
-  }
-
-  write(line: string): void {
-    this.pending.push(line);
-    this.pendingChars += line.length;
-    if (this.pendingChars >= MAX_PENDING_CHARS) this.flushSync();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flushSync());
-    }
-  }
-
-  /** Writes every pending line now (pino's `logger.flush()` calls this too). */
-  flushSync(): void {
-    this.scheduled = false;
-    if (this.pending.length === 0) return;
-    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
-    this.pending = [];
-    this.pendingChars = 0;
-    const bytes = Buffer.from(text, 'utf8');
-    let offset = 0;
-    while (offset < bytes.length) {
-      try {
-        offset += writeSync(this.fd, bytes, offset);
-      } catch (error) {
-        // A full non-blocking pipe: wait a moment, as a blocking write would. Anything else (a
-        // closed stdout) drops these lines: the service goes on serving without its log.
-        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-        Atomics.wait(pause, 0, 0, FULL_PIPE_PAUSE_MS);
-      }
-    }
-  }
-
-  flush(callback?: (error?: Error) => void): void {
-    this.flushSync();
-    callback?.();
-  }
+function stdoutDestination(): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  // pino flushes a destination at exit only in its asynchronous mode; this one's pending lines too.
+  process.on('exit', () => destination.flushSync());
+  return destination;
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
@@ -90,5 +46,5 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     // makes pino walk every field of every line, a third of a request line's cost (docs/benchmarks.md).
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
-  return pino(options, destination ?? new TurnBufferedStdout());
+  return pino(options, destination ?? stdoutDestination());
 }

@@ -1,5 +1,6 @@
 // The service's entry point (`npm start`): read the settings, migrate the database, listen, and
 // shut down cleanly on SIGTERM/SIGINT.
+import { getHeapStatistics } from 'node:v8';
 import { buildApp } from './app.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -26,6 +27,13 @@ function readConfig(): Config {
 
 const config = readConfig();
 const logger = createLogger(config);
+// What this process runs with, however it was started (npm start, node dist/start.js, a container's
+// CMD): the Node release, its command-line flags, and V8's heap limit, which the operator's
+// NODE_OPTIONS memory bounds set (docs/operations.md, "The process's memory settings").
+logger.info(
+  { node: process.version, execArgv: process.execArgv, heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
+  'runtime',
+);
 
 /**
  * A database that cannot be opened (a read-only or missing directory, a server that refuses) stops
@@ -84,7 +92,7 @@ async function shutdown(signal: string): Promise<void> {
   }, SHUTDOWN_GRACE_MS).unref();
   await app.close();
   await database.close();
-  process.exit(0);
+  process.exit(0); // the log's pending lines are written at exit (src/logger.ts)
 }
 process.on('SIGTERM', (signal) => void shutdown(signal));
 process.on('SIGINT', (signal) => void shutdown(signal));

@@ -9,7 +9,7 @@ import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, trac
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../src/logger.js';
+import { createLogger, LOG_BUFFER_BYTES, LOG_FLUSH_INTERVAL_MS } from '../src/logger.js';
 import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -175,6 +175,10 @@ function readByOpenTelemetry(header: string | null): SpanContext | undefined {
 describe('the log destination', () => {
   /** Runs `ending` after a process logged 200 lines with the service's logger; the lines that reached its stdout. */
   async function linesOutAfter(ending: string): Promise<number[]> {
+    return (await textOutAfter(ending)).map((line) => (JSON.parse(line) as { line: number }).line);
+  }
+  /** The same, each line as written (without its newline). */
+  async function textOutAfter(ending: string): Promise<string[]> {
     const script = [
       "const { createLogger } = await import('./src/logger.ts');",
       "const logger = createLogger({ logLevel: 'info' });",
@@ -184,26 +188,30 @@ describe('the log destination', () => {
     const stdout = await new Promise<string>((resolve) => {
       execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT }, (_error, out) => resolve(out));
     });
-    return stdout
-      .trim()
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => (JSON.parse(line) as { line: number }).line);
+    return stdout.split('\n').filter((line) => line !== '');
   }
   const ALL = Array.from({ length: 200 }, (_, line) => line);
 
-  it('stdout, written at the end of each event-loop turn: a process killed outright after that turn has lost no line', async () => {
-    // The kill runs in the same turn's last phase, after the destination's write (setImmediate callbacks run in order).
-    expect(await linesOutAfter("setImmediate(() => process.kill(process.pid, 'SIGKILL'));")).toEqual(ALL);
+  it('stdout, written at least every LOG_FLUSH_INTERVAL_MS: a process killed outright after that has lost no line', async () => {
+    expect(await linesOutAfter(`setTimeout(() => process.kill(process.pid, 'SIGKILL'), 3 * ${LOG_FLUSH_INTERVAL_MS});`)).toEqual(ALL);
   });
 
   it('a process that exits in the middle of a turn writes the lines it logged first', async () => {
     expect(await linesOutAfter('process.exit(3);')).toEqual(ALL);
   });
 
-  it('the lines of the turn a process is killed in are what it can lose, and it loses them whole', async () => {
-    // The cost of one write per turn (src/logger.ts): no line is half-written.
-    expect(await linesOutAfter("process.kill(process.pid, 'SIGKILL');")).toEqual([]);
+  it('a graceful stop (SIGTERM, handled as src/main.ts does) writes every line logged before it', async () => {
+    expect(await linesOutAfter("process.on('SIGTERM', () => process.exit(0)); process.kill(process.pid, 'SIGTERM');")).toEqual(ALL);
+  });
+
+  it('killed outright at once, a process loses only its last lines, under LOG_BUFFER_BYTES of them, and each whole', async () => {
+    const written = await textOutAfter("process.kill(process.pid, 'SIGKILL');");
+    const out = written.map((line) => (JSON.parse(line) as { line: number }).line); // each a whole JSON line
+    expect(out.length).toBeGreaterThan(0);
+    expect(out).toEqual(ALL.slice(0, out.length)); // in order, from the first
+    // The lost lines are at least as long as the shortest written one (line numbers only grow).
+    const shortest = Math.min(...written.map((line) => Buffer.byteLength(line) + 1));
+    expect((ALL.length - out.length) * shortest).toBeLessThan(LOG_BUFFER_BYTES);
   });
 });
 

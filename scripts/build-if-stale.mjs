@@ -1,0 +1,58 @@
+// `npm start`'s prestart, and `npm run build`'s postbuild (`--record`): dist/ is rebuilt only when
+// it was not built from the sources there now. A build records a digest of what it compiled
+// (src/, with the Prisma clients generated on install, and the tsconfig files) in dist/.source-digest; when it matches, nothing runs, so a
+// production install (built elsewhere, `npm ci --omit=dev`, no TypeScript) starts without a
+// compiler. Plain JavaScript with Node's own modules only, for that reason.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import console from 'node:console';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIGEST_FILE = join(ROOT, 'dist', '.source-digest');
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json'];
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+/** A devDependency the build needs: without it this is a production install (`npm ci --omit=dev`). */
+const BUILD_TYPES = join(ROOT, 'node_modules', '@types', 'better-sqlite3');
+
+/** Every file under `path` (or `path` itself), sorted, relative to the project. */
+function filesOf(path) {
+  const full = join(ROOT, path);
+  if (!existsSync(full)) return [];
+  if (!statSync(full).isDirectory()) return [path];
+  return readdirSync(full, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** A digest of the files a build compiles: their paths and contents. */
+function sourceDigest() {
+  const hash = createHash('sha256');
+  for (const file of INPUTS.flatMap(filesOf))
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(ROOT, file)))
+      .update('\0');
+  return hash.digest('hex');
+}
+
+const recorded = () => (existsSync(DIGEST_FILE) ? readFileSync(DIGEST_FILE, 'utf8').trim() : undefined);
+
+if (process.argv.includes('--record')) {
+  writeFileSync(DIGEST_FILE, `${sourceDigest()}\n`);
+} else if (recorded() !== sourceDigest() || !existsSync(join(ROOT, 'dist', 'start.js'))) {
+  if (!existsSync(TSC) || !existsSync(BUILD_TYPES)) {
+    console.error(
+      'dist/ is missing or was built from other sources, and the devDependencies that build it are not installed here (a production install).\n' +
+        'Build where the devDependencies are (`npm ci && npm run build`) and copy that dist/ here (docs/operations.md, "Deploying").',
+    );
+    process.exit(1);
+  }
+  const build = spawnSync(process.execPath, [TSC, '--build', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  writeFileSync(DIGEST_FILE, `${sourceDigest()}\n`);
+}
