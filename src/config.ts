@@ -86,7 +86,7 @@ const settingsSchema = z
     // Defaults derived from the open-file limit (connectionDefaults below).
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
     MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
-    // PostgreSQL: queries that may wait for a pooled connection; more get 503 at once. Default: 10 × the pool.
+    // PostgreSQL: queries that may wait for a pooled connection; more get 503 at once. Default: 50 × the pool (a burst of a few hundred waits; a flood does not).
     DATABASE_POOL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).optional(),
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' }).optional(),
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
@@ -245,7 +245,7 @@ const configSchema = (fileLimit: number) =>
     maxConnectionsPerAddress:
       s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
     /** PostgreSQL: queries that may wait for a pooled connection before 503. */
-    databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 10 * s.DATABASE_POOL_SIZE,
+    databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
   }));
 
 /** The service's settings, as parseConfig returns them. */

@@ -32,7 +32,7 @@ describe('parseConfig', () => {
       metricsHost: '127.0.0.1',
       maxConnections: 19_926,
       maxConnectionsPerAddress: 2_490,
-      databasePoolQueueLimit: 100,
+      databasePoolQueueLimit: 500,
     });
   });
 
@@ -99,7 +99,7 @@ describe('parseConfig', () => {
 
   it('derives the connection caps from the open-file limit, leaving room for the pool and the rest', () => {
     expect(parseConfig({}, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 118 });
-    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024)).toMatchObject({ maxConnections: 910, databasePoolQueueLimit: 500 });
+    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024)).toMatchObject({ maxConnections: 910, databasePoolQueueLimit: 2_500 });
     // Behind a proxy the peers are the proxies: no per-address share.
     expect(parseConfig({ TRUST_PROXY: '1' }, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 950 });
     expect(parseConfig({}, 64)).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 8 });

@@ -159,7 +159,13 @@ describe('with pgbouncer=true in DATABASE_URL', () => {
     try {
       const tables = await direct.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = '_prisma_migrations'");
       expect(tables.rows[0].n).toBe(0);
-      expect((await direct.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'")).rows[0].n).toBe(0);
+      expect(
+        (
+          await direct.query(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          )
+        ).rows[0].n,
+      ).toBe(0);
     } finally {
       await direct.end();
     }
