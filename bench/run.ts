@@ -527,7 +527,7 @@ function printComparison({ kind, runs }: Comparison): Map<string, number> {
   return ratios;
 }
 
-/** The scenarios that must reach half the baseline's throughput on every database (issue 11). */
+/** The scenarios that must reach half the baseline's throughput on every database. */
 const HALF_BASELINE = ['REST list limit=20', 'REST list status=pending', 'REST create', 'REST get (deprecated)', 'tRPC list limit=20'];
 
 async function main(): Promise<void> {

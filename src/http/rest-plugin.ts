@@ -4,24 +4,10 @@
 // body is read, strict parameters, the deprecation headers, 201 on create, and the error
 // envelope on every error.
 //
-// Why not trpc-to-openapi's own handler: its per-request Fetch objects, router proxy and error body
-// (which we had to rewrite) cost about a third of a list request (docs/architecture.md, "Why REST
-// is not trpc-to-openapi's runtime plugin"). trpc-to-openapi still generates the document
-// (openapi-document.ts), and the procedures still run through their tRPC middleware chain
-// (`trpcInternals(router).call`), so their middleware and input/output validation are exactly the
-// tRPC surface's.
-//
-// Hooks, in the order Fastify runs them (one rule each; add new ones in the same style):
-//   onRequest      each route's own (`gate`): 404 for an empty path segment, deprecation headers,
-//                  then the refusal of a request without a valid identity (src/api/refusals.ts:
-//                  401, 429 while its address is locked out, 503 when the key could not be
-//                  checked), before the body is read or any parameter is looked at
-//   handler        the procedure, and its answer or its error in the envelope; a body that is not
-//                  a JSON object, or query/path parameters that are not strict (inputProblem), are
-//                  the procedure's input error, after the key check and the per-key limit
-//
-// GET routes answer HEAD too (RFC 9110 §9.3.2): the same hooks and status, no body. Paths follow
-// one percent-decoding rule (rest-routes.ts, `decodeUnreserved`).
+// Why not trpc-to-openapi's own handler: it cannot give the envelope, 201, 405/Allow or strict
+// parameters, and it costs more (docs/architecture.md, "Where we depart from a library"). The
+// procedures still run through their tRPC middleware chain, so validation is the tRPC surface's.
+// Per route: `gate` (onRequest) refuses before the body is read; the handler answers.
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';

@@ -1,11 +1,9 @@
 // Responses are written at the end of the event-loop turn that produced them, together, instead
 // of each one the moment it is ready (the "cork until the end of the loop iteration" of servers
 // such as uWebSockets). Under load a turn answers many requests; written back to back, their
-// clients are woken once for the lot instead of once per response. A write that wakes a sleeping
-// reader costs the writer a wake-up of another CPU (an inter-processor interrupt, which a virtual
-// machine pays for in an exit to its host); on this project's machines that was about a third of
-// a small request's CPU (docs/benchmarks.md, "Figures behind the code's choices"). Nothing waits
-// longer than the rest of the current turn: an idle server answers at once.
+// clients are woken once for the lot instead of once per response: a write that wakes a sleeping
+// reader on another CPU is costly on virtual machines (docs/benchmarks.md has the figure). Nothing
+// waits longer than the rest of the current turn: an idle server answers at once.
 //
 // Used by the app's onSend hook (src/app.ts), so every answer Fastify sends, on both surfaces,
 // errors included, goes through it; what Node or Fastify write on the socket themselves (a 400

@@ -1,4 +1,4 @@
-// Abuse limits (issue 4.2): requests per API key, counted on both surfaces, and failed
+// Abuse limits: requests per API key, counted on both surfaces, and failed
 // authentications per client address; past either, 429 with Retry-After and the draft headers.
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// One budget across instances (issue 12.4): with REDIS_URL, two service processes on one
+// One budget across instances: with REDIS_URL, two service processes on one
 // PostgreSQL database share the per-key limit and the wrong-key limit exactly. When Redis stops
 // answering, each instance falls back to its own counts (served, still limited, logged), and
 // shares again once Redis is back.

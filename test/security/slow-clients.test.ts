@@ -1,4 +1,4 @@
-// Slow clients (issue 12.2): hundreds of connections that trickle their headers or their body, with
+// Slow clients: hundreds of connections that trickle their headers or their body, with
 // and without a key, cannot hold the service. A request without a valid key gets its 401 before
 // its body is read, and its connection is closed at once; a body or headers that do not arrive
 // within the timeouts get 408 and the connection is closed; meanwhile a normal client is served.
