@@ -5,6 +5,7 @@
 //
 // Swagger UI's deep links are `#/<tag>/<operationId>`, e.g. /v1/docs#/Pets/listPets.
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
@@ -132,18 +133,27 @@ function notModified(request: FastifyRequest, asset: Asset, etag: string): boole
   return !Number.isNaN(since) && asset.modifiedMs <= since;
 }
 
-/** The body as a stream of slices of it (no copy). */
-function slices(body: Buffer): Readable {
+/**
+ * The body as a stream of slices of it (no copy). An answer queued behind an earlier one on its
+ * connection (pipelined) takes no slice until Node hands it the socket ('socket'), so that it holds
+ * nothing while it waits and counts for nothing in the connection's unsent output.
+ */
+function slices(body: Buffer, response: ServerResponse): Readable {
   let offset = 0;
-  return new Readable({
+  const stream = new Readable({
     highWaterMark: SLICE_BYTES,
     read() {
-      const end = Math.min(offset + SLICE_BYTES, body.length);
-      this.push(body.subarray(offset, end));
-      offset = end;
-      if (offset === body.length) this.push(null);
+      if (response.socket === null) response.once('socket', pushSlice);
+      else pushSlice();
     },
   });
+  function pushSlice(): void {
+    const end = Math.min(offset + SLICE_BYTES, body.length);
+    stream.push(body.subarray(offset, end));
+    offset = end;
+    if (offset === body.length) stream.push(null);
+  }
+  return stream;
 }
 
 function serveAsset(asset: Asset, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -156,7 +166,7 @@ function serveAsset(asset: Asset, request: FastifyRequest, reply: FastifyReply):
   if (notModified(request, asset, etag)) return reply.code(304).send();
   // HEAD: Fastify's HEAD route takes the length from a Buffer and sends no body.
   if (request.method === 'HEAD' || body.length <= SLICE_BYTES) return reply.send(body);
-  return reply.header('content-length', String(body.length)).send(slices(body));
+  return reply.header('content-length', String(body.length)).send(slices(body, reply.raw));
 }
 
 /** Swagger UI's settings; they are the page's script, so they go out as JSON, never as markup. */
