@@ -8,16 +8,15 @@
 //   by less than 32 MB;
 // - an answer the client takes no byte of is ended after SEND_TIMEOUT_MS, while a client that
 //   reads slowly but steadily keeps its connection.
-// The slow readers are python3 sockets: Node cannot set a socket's receive buffer.
-import { spawn, type ChildProcess } from 'node:child_process';
+// The slow readers: test/support/slow-readers.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FROM_SOURCE, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { holdSlowReaders, readInSteps, type HeldReaders } from '../support/slow-readers.js';
 
 const KEY = 'slow-readers-key-0123456789';
 const NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8'; // docs/operations.md
@@ -26,83 +25,6 @@ const MB = 1024 * 1024;
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-slow-readers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/**
- * `hold PORT COUNT REPEAT PATH`: COUNT sockets with a 2 KiB receive buffer, each sending REPEAT
- * pipelined GETs of PATH, never reading; prints `ready <connected>` and holds them until stdin closes.
- * `read PORT REPEAT PATH BUFFER STEP INTERVAL`: one socket with a BUFFER-byte receive buffer sending
- * REPEAT pipelined GETs of PATH, reading STEP bytes every INTERVAL seconds until it has every
- * answer; prints `complete|cut <answers> <bytes>`.
- */
-const PYTHON = String.raw`
-import socket, sys, time
-mode, port = sys.argv[1], int(sys.argv[2])
-def opened(buffer):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
-    s.connect(('127.0.0.1', port))
-    return s
-if mode == 'hold':
-    count, repeat, path = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    held = []
-    for _ in range(count):
-        try:
-            s = opened(2048)
-            s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path).encode() * repeat)
-            held.append(s)
-        except OSError:
-            pass
-    print('ready %d' % len(held), flush=True)
-    sys.stdin.read()
-else:
-    repeat, path, buffer, step, interval = int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
-    s = opened(buffer)
-    s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path).encode() * repeat)
-    s.settimeout(30)
-    head, body_left, answers, received, state = b'', 0, 0, 0, 'complete'
-    while answers < repeat:
-        time.sleep(interval)
-        try:
-            chunk = s.recv(step)
-        except OSError:
-            chunk = b''
-        if not chunk:
-            state = 'cut'
-            break
-        received += len(chunk)
-        while chunk:
-            if body_left:
-                taken = min(body_left, len(chunk))
-                body_left -= taken
-                chunk = chunk[taken:]
-                answers += body_left == 0
-                continue
-            head += chunk
-            chunk = b''
-            end = head.find(b'\r\n\r\n')
-            if end >= 0:
-                length = int([l for l in head[:end].split(b'\r\n') if l.lower().startswith(b'content-length:')][0].split(b':')[1])
-                chunk, head, body_left = head[end + 4:], b'', length
-    print('%s %d %d' % (state, answers, received), flush=True)
-`;
-
-/** Runs the python helper; resolves with its first line of output, and the process (to end it). */
-async function python(...args: Array<string | number>): Promise<{ line: string; child: ChildProcess }> {
-  const child = spawn('python3', ['-c', PYTHON, ...args.map(String)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const spawned = new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (error) =>
-      reject(new Error(`python3 is needed for the slow readers (Debian: apt-get install python3): ${error.message}`)),
-    );
-  });
-  await spawned;
-  const lines = createInterface({ input: child.stdout! });
-  const line = await new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`python3 exited with ${code} before answering`)));
-  });
-  return { line, child };
-}
 
 function rssBytes(service: ServiceProcess, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8');
@@ -156,7 +78,7 @@ describe('slow readers of the docs assets', () => {
   it('300 connections × 8 pipelined requests for the bundle, never read: the process stays up, RSS grows < 64 MB, a legitimate client is answered every time', async () => {
     const service = await startService('assets');
     const port = Number(new URL(service.baseUrl).port);
-    let readers: ChildProcess | undefined;
+    let readers: HeldReaders | undefined;
     try {
       // Warm: every path the test takes, once.
       for (let i = 0; i < 5; i++) {
@@ -168,9 +90,8 @@ describe('slow readers of the docs assets', () => {
       let peak = quiet;
       const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(service, 'VmRSS'))), 100);
       try {
-        const held = await python('hold', port, 300, 8, BUNDLE);
-        readers = held.child;
-        expect(held.line).toBe('ready 300');
+        readers = await holdSlowReaders(port, 300, 8, BUNDLE);
+        expect(readers.connected).toBe(300);
         await sleep(1_000);
         // Held (or, over the bound on unsent answers, closed): none went unnoticed.
         const open = await metric(service, /^animal_store_open_connections (\d+)$/m);
@@ -193,7 +114,7 @@ describe('slow readers of the docs assets', () => {
       expect((peak - quiet) / MB).toBeLessThan(64);
       expect(await freshRequest(port, '/healthz')).toBe(200);
     } finally {
-      readers?.kill();
+      readers?.stop();
       await service.stop();
     }
   }, 120_000);
@@ -247,16 +168,15 @@ describe('the send timeout', () => {
   it('ends an answer the client takes no byte of after SEND_TIMEOUT_MS; a client that reads in small steps gets every answer', async () => {
     const service = await startService('send-timeout', { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) });
     const port = Number(new URL(service.baseUrl).port);
-    let stalled: ChildProcess | undefined;
+    let stalled: HeldReaders | undefined;
     try {
       const timedOut = () => metric(service, /^animal_store_slow_reader_closes_total\{reason="send_timeout"\} (\d+)$/m);
       expect(await timedOut()).toBe(0);
       // 128 KiB every 50 ms: far more than the kernel's buffers hold, taken a step at a time.
-      const steady = python('read', port, 3, BUNDLE, 131_072, 131_072, 0.05);
+      const steady = readInSteps(port, 3, BUNDLE, { buffer: 131_072, step: 131_072, intervalMs: 50 });
       const started = performance.now();
-      const held = await python('hold', port, 1, 8, BUNDLE);
-      stalled = held.child;
-      expect(held.line).toBe('ready 1');
+      stalled = await holdSlowReaders(port, 1, 8, BUNDLE);
+      expect(stalled.connected).toBe(1);
       let endedAfterMs = NaN;
       while (performance.now() - started < SEND_TIMEOUT_MS + 5_000) {
         if ((await timedOut()) >= 1) {
@@ -268,10 +188,10 @@ describe('the send timeout', () => {
       expect(endedAfterMs).toBeGreaterThanOrEqual(SEND_TIMEOUT_MS);
       // Plus the sweep's interval, the kernel's buffers filling first, and a shared machine's delays.
       expect(endedAfterMs).toBeLessThan(SEND_TIMEOUT_MS + 6_000);
-      expect((await steady).line).toMatch(/^complete 3 /);
+      expect(await steady).toMatchObject({ complete: true, answers: 3 });
       expect(await timedOut()).toBe(1);
     } finally {
-      stalled?.kill();
+      stalled?.stop();
       await service.stop();
     }
   }, 60_000);
