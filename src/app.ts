@@ -69,6 +69,13 @@ export type AppConfig = Pick<
   | 'metricsHost'
 >;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Starts the stop's drain: /readyz 503, `Connection: close` on every answer (see buildApp). */
+    beginDraining(): void;
+  }
+}
+
 export interface AppDependencies {
   config: AppConfig;
   database: Database;
@@ -224,9 +231,15 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   // Every request has the field from the start (one object shape for V8), set by the surfaces.
   app.decorateRequest('routePattern', undefined);
 
-  let closing = false;
+  // The stop's drain (docs/operations.md, "Stopping behind a load balancer"): from the signal
+  // (src/main.ts calls beginDraining) to the exit, /readyz answers 503 so that balancers stop
+  // sending, while every request is still served, each answer with `Connection: close`.
+  let draining = false;
+  app.decorate('beginDraining', () => {
+    draining = true;
+  });
   app.addHook('preClose', async () => {
-    closing = true;
+    draining = true;
   });
   // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
   app.addHook('onRequest', (request, reply, done) => {
@@ -243,7 +256,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       reply.header('www-authenticate', bearerChallenge(request));
     }
     // Tell keep-alive clients not to reuse a connection that is about to close.
-    if (closing) reply.header('connection', 'close');
+    if (draining) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });
@@ -267,7 +280,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       : null;
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
-  await app.register(healthPlugin, { database, storage });
+  await app.register(healthPlugin, { database, storage, draining: () => draining });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
     router: appRouter,
