@@ -5,7 +5,7 @@
 import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export type Call = 'create' | 'list' | 'trpc-list';
+type Call = 'create' | 'list' | 'trpc-list';
 
 export interface Exchange {
   client: number;

@@ -15,7 +15,7 @@ const HOW_TO_GET_HAPROXY =
   'HAProxy is needed for the balancer tests (npm run test:haproxy): install the `haproxy` program (Debian: ' +
   '`apt-get install haproxy`, which puts it in /usr/sbin; `bash .ci/run` does it).';
 
-export interface BackendServer {
+interface BackendServer {
   /** Its name in the backend (`s1`…). */
   name: string;
   port: number;
