@@ -78,7 +78,8 @@ const app = await buildApp({ config, database, logger });
 
 let stopping = false;
 /**
- * The stop: first the drain (SHUTDOWN_DRAIN_MS), in which /readyz answers 503 while everything is
+ * The stop: first, on SIGTERM (what balancers' platforms send; not Ctrl-C's SIGINT, which stops at
+ * once), the drain (SHUTDOWN_DRAIN_MS), in which /readyz answers 503 while everything is
  * still served and accepted, each answer with `Connection: close`, so that balancers take the
  * instance out before it stops listening; then Fastify's close (stop listening, close idle
  * connections, let the answers in flight finish); then the database. All within
@@ -90,13 +91,14 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }
   stopping = true;
-  logger.info({ signal, drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+  const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0;
+  logger.info({ signal, drainMs, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
   setTimeout(() => {
     logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown took too long: exiting');
     process.exit(1);
   }, config.shutdownTimeoutMs).unref();
   app.beginDraining();
-  await sleep(config.shutdownDrainMs);
+  await sleep(drainMs);
   logger.info('drained: closing the listener and idle connections');
   await app.close();
   await database.close();

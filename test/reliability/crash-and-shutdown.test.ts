@@ -278,6 +278,15 @@ describe('SIGTERM behind a balancer: the drain', () => {
     expect(storedPets(file).map((pet) => pet.name)).toEqual(['in flight']);
   });
 
+  it('skips the drain on SIGINT (Ctrl-C): the listener closes at once', async () => {
+    const file = join(dir, 'sigint.db');
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '20000', SHUTDOWN_TIMEOUT_MS: '25000' }));
+    service.child.kill('SIGINT');
+    const code = await Promise.race([service.exited, new Promise((resolve) => setTimeout(() => resolve('still draining'), 10_000))]);
+    expect(code).toBe(0);
+    expect(service.logs.find((line) => line.msg === 'shutting down')).toMatchObject({ signal: 'SIGINT', drainMs: 0 });
+  });
+
   it('exits 1 at SHUTDOWN_TIMEOUT_MS when an answer in flight does not finish', async () => {
     const file = join(dir, 'stop-timeout.db');
     const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '200', SHUTDOWN_TIMEOUT_MS: '1500' }));
