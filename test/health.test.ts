@@ -104,3 +104,21 @@ describe('GET /readyz on a shared PostgreSQL that stops', () => {
     expect(await (await fetch(`${instance.baseUrl}/readyz`)).json()).toEqual({ status: 'ok', database: 'up' });
   });
 });
+
+describe('GET /readyz on a shared PostgreSQL that is slow', () => {
+  it('answers 200 before the database does: a balancer check never times out on it', async () => {
+    // One pooled connection, held by a statement that sleeps: the probe's SELECT 1 must wait for it.
+    const slow = await startTestServer({ provider: 'postgresql', databaseSettings: { DATABASE_POOL_SIZE: '1' } });
+    try {
+      let released = false;
+      const held = slow.database.prisma.$queryRawUnsafe('SELECT pg_sleep(3) IS NULL AS slept').then(() => (released = true));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the statement has the connection
+      const ready = await fetch(`${slow.baseUrl}/readyz`);
+      expect(released).toBe(false);
+      expect(ready.status).toBe(200);
+      await held;
+    } finally {
+      await slow.close();
+    }
+  });
+});
