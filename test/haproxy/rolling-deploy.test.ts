@@ -15,7 +15,7 @@ import { acknowledgedIds, startSteadyLoad, unsuccessful } from './steady-load.js
 const KEY = 'haproxy-rolling-key-0123456789';
 /** The checks of the test's HAProxy; the drain outlasts (fall + 1) × inter, as docs/operations.md says. */
 const CHECK = { inter: '500ms', fall: 2, rise: 2 };
-const DRAIN_MS = 2_000;
+const DRAIN_MS = 3_000;
 const INSTANCES = 3;
 
 let database: TestDatabase;

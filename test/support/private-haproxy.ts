@@ -98,6 +98,8 @@ export async function startPrivateHaproxy(options: PrivateHaproxyOptions): Promi
       '  timeout connect 2s',
       '  timeout client 30s',
       '  timeout server 30s',
+      // A check's answer may take this long (else `inter`): a busy instance is not taken out for it.
+      '  timeout check 2s',
       // A refused connection (nothing was sent) is tried again, on another server.
       '  retries 3',
       '  option redispatch 1',
