@@ -28,7 +28,7 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
-import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, type ConnectionCounts } from './http/connection-limits.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -61,6 +61,7 @@ export type AppConfig = Pick<
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
+  | 'sendTimeoutMs'
   | 'maxConnections'
   | 'maxConnectionsPerAddress'
   | 'redisUrl'
@@ -126,7 +127,7 @@ export function createContextFactory(
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0 });
+  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 });
   const metrics = config.metricsEnabled
     ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
     : null;
@@ -176,11 +177,14 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  // Open connections bounded, in total and per address; pipelined requests per connection too.
+  // Open connections bounded, in total and per address; what each holds too (pipelined requests,
+  // unsent answers, answers that stop moving).
   connectionCounts = limitConnections(app.server, {
     total: config.maxConnections,
     perAddress: config.maxConnectionsPerAddress,
     maxInFlightPerConnection: MAX_IN_FLIGHT_PER_CONNECTION,
+    sendTimeoutMs: config.sendTimeoutMs,
+    maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener

@@ -83,6 +83,7 @@ const settingsSchema = z
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
+    SEND_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     // Defaults derived from the open-file limit (connectionDefaults below).
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
     MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
@@ -238,6 +239,8 @@ const configSchema = (fileLimit: number) =>
     headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
     /** A connection with no traffic either way this long is closed (keep-alive connections included). */
     idleTimeoutMs: s.IDLE_TIMEOUT_MS,
+    /** An answer the client takes no byte of for this long ends its connection (nginx's send_timeout). */
+    sendTimeoutMs: s.SEND_TIMEOUT_MS,
     /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
     redisUrl: s.REDIS_URL,
     /** Serve GET /metrics (Prometheus) and count requests for it. */
