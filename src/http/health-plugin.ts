@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
-import { sendError } from '../api/errors.js';
+import { sendError } from './error-senders.js';
 
 /** How long /readyz waits for the database: a balancer's probe should not hang on a stuck one. */
 const READINESS_TIMEOUT_MS = 2_000;

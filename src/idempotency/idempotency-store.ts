@@ -7,7 +7,7 @@
 // create) runs the repository's own statements on the transaction's session, so there is one
 // implementation of each operation, inside a transaction or not.
 import { createHash } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
+import { DomainError } from '../domain/domain-errors.js';
 import { statement, type SqlDatabase, type SqlSession } from '../db/sql.js';
 
 interface IdempotentCall<T> {
@@ -98,10 +98,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
             const [existing] = await tx.query(RECORDS.find, [at, ...id]);
             if (existing && Boolean(existing[2])) {
               if (existing[0] !== fingerprint) {
-                throw new TRPCError({
-                  code: 'UNPROCESSABLE_CONTENT',
-                  message: KEY_REUSED_MESSAGE,
-                });
+                throw new DomainError('unprocessable', KEY_REUSED_MESSAGE);
               }
               return { result: JSON.parse(existing[1] as string) as T, replayed: true };
             }
