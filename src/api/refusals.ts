@@ -14,7 +14,7 @@ export const REFUSAL_CODES = ['BAD_REQUEST', 'NOT_FOUND', 'UNAUTHORIZED', 'TOO_M
  * Why a request was refused, recorded on it where the refusal is decided (`request.refusal`): the
  * metrics and the request log read it there, never from the status code.
  */
-export type RefusalReason =
+type RefusalReason =
   'missing_key' | 'invalid_key' | 'auth_failures' | 'per_key' | 'database_unavailable' | 'batch_too_large' | 'unknown_procedure';
 
 /**
