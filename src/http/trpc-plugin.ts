@@ -3,9 +3,12 @@
 // also what Fastify or Node refuse before tRPC runs (a body over the limit, a content type with no
 // parser, a malformed URL, an unknown path, headers too large), all shaped by src/api/errors.ts.
 //
-// A request without a valid identity is refused here before its body is read (src/api/refusals.ts
-// decides), and its connection closed: a single call with the answer tRPC's handler would give it,
-// a batch or a stream with one error for the whole request, which tRPC's links give to every call.
+// Each request is classified once, when its head arrives (`classify`), and the classification goes
+// with it (`request.trpcKind`): the early refusals, the batch's budget and the way through all read
+// it. A request without a valid identity is refused before its body is read, with the reason
+// authentication decided, and its connection closed: a single call with the answer tRPC's handler
+// would give it, a batch or a stream with one error for the whole request, which tRPC's links give
+// to every call. A batch's calls are counted against its key's budget together, once.
 //
 // Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON),
 // alone or as a batch of one (what httpBatchLink sends for a lone call), not streamed, is answered
@@ -171,6 +174,23 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
    * a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a
    * `trpc-accept` header, a body that starts with a byte order mark (checked once the body is read).
    */
+  /** The kinds of one call of each procedure, made once: [batched][direct]. */
+  const callKinds = new Map(
+    [...trpc.procedures.values()].map((procedure) => {
+      const kind = (batched: boolean, direct: boolean): TrpcRequestKind =>
+        Object.freeze({ kind: 'call', batched, procedure, direct, plain: true });
+      return [
+        procedure.path,
+        [
+          [kind(false, false), kind(false, true)],
+          [kind(true, false), kind(true, true)],
+        ],
+      ] as const;
+    }),
+  );
+  const callKind = (procedure: ProcedureInfo, batched: boolean, direct: boolean) =>
+    callKinds.get(procedure.path)![batched ? 1 : 0][direct ? 1 : 0];
+
   function classify(request: FastifyRequest, path: string): TrpcRequestKind {
     if (request.method === 'HEAD') return NO_CALL;
     const query = request.query as Record<string, unknown>;
@@ -192,12 +212,11 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
       if (request.method !== 'GET' || type === 'multipart/form-data' || type === 'application/octet-stream') return NO_CALL;
       const input = query.input;
       const plainInput = input === undefined || (typeof input === 'string' && !input.includes('%'));
-      const direct = simple && type === undefined && plainInput;
-      return { kind: 'call', batched, procedure, direct, plain: true };
+      return callKind(procedure, batched, simple && type === undefined && plainInput);
     }
     if (procedure.type === 'mutation') {
       if (request.method !== 'POST' || type !== 'application/json') return NO_CALL;
-      return { kind: 'call', batched, procedure, direct: simple, plain: true };
+      return callKind(procedure, batched, simple);
     }
     return NO_CALL;
   }
