@@ -165,8 +165,9 @@ const DECIMAL_INTEGER = /^-?\d+$/;
  * `?status=` silently and list everything). Ranges and enums are left to the procedure's schema.
  */
 export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
-  for (const [name, value] of Object.entries(query)) {
+  for (const name in query) {
     // Unknown parameters are ignored (spec), repeated or not.
+    const value = query[name];
     if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;
     if (value === '' && route.params.has(name)) return `${name}: must not be empty`;
   }
