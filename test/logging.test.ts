@@ -69,7 +69,8 @@ describe('request logs', () => {
     expect(line).toMatchObject({ client: '127.0.0.1', keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/) });
     expect(JSON.stringify(line)).not.toContain(API_KEY);
     await server.request('/v1/pets', { headers: { 'x-request-id': 'who-2', authorization: '' } });
-    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401 });
+    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401, refused: 'missing_key' });
+    expect((await logOf('who-1'))[0]).not.toHaveProperty('refused');
 
     const proxied = await startTestServer({ config: { trustProxy: ['127.0.0.1'] }, logger: createLogger({ logLevel: 'info' }, capture) });
     try {

@@ -12,7 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
-import { sendError } from '../api/errors.js';
+import { sendError } from './error-senders.js';
 
 /** How long a probe of the database may take before it counts as down. */
 const DATABASE_PROBE_TIMEOUT_MS = 2_000;
