@@ -211,6 +211,8 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string): Node
     // The Prometheus metrics are counted on every request, as in production (their default; said
     // here so that the measured path does not depend on a default).
     METRICS_ENABLED: 'true',
+    // Nothing balances over it: stopped between scenarios without the drain a balancer needs.
+    SHUTDOWN_DRAIN_MS: '0',
   };
 }
 
