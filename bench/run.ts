@@ -17,8 +17,8 @@
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
 //      against the NestJS peer and the bare baseline, each loaded in turn, on REST list, create, get.
 //   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
-//      server's peak RSS while an idle-connection flood, a keyless batch flood and one unread
-//      pipelining connection run, against the same client unattacked.
+//      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
+//      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
@@ -225,6 +225,8 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string, nodeO
     // The Prometheus metrics are counted on every request, as in production (their default; said
     // here so that the measured path does not depend on a default).
     METRICS_ENABLED: 'true',
+    // Nothing balances over it: stopped between scenarios without the drain a balancer needs.
+    SHUTDOWN_DRAIN_MS: '0',
   };
 }
 
@@ -487,12 +489,14 @@ const ATTACK_CLIENT: Request = { method: 'GET', path: '/v1/pets?limit=20', heade
 const ATTACK_CLIENT_CONNECTIONS = 4;
 const ATTACK_IDLE_CONNECTIONS = 4_000;
 const ATTACK_PIPELINED_REQUESTS = 20_000;
+const ATTACK_SLOW_READERS = 400;
 
 interface AttackRuns {
   calm: Run[];
   attacked: Run[];
   idleHeld: number;
   batchesPerSecond: number;
+  slowReaders: number;
 }
 
 /** 6. Under attack, on SQLite: rounds of the client alone, then rounds of it while the attackers run. */
@@ -521,6 +525,7 @@ async function measureUnderAttack(): Promise<AttackRuns> {
       apiKey: API_KEY,
       idleConnections: ATTACK_IDLE_CONNECTIONS,
       pipelinedRequests: ATTACK_PIPELINED_REQUESTS,
+      slowReaders: ATTACK_SLOW_READERS,
     });
     const attacked: Run[] = [];
     const batchesBefore = attack.batchesAnswered();
@@ -534,13 +539,13 @@ async function measureUnderAttack(): Promise<AttackRuns> {
       await attack.stop();
     }
     const batchesPerSecond = (attack.batchesAnswered() - batchesBefore) / ((performance.now() - since) / 1000);
-    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond };
+    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond, slowReaders: attack.slowReadersConnected };
   } finally {
     await stopProcess(server.started);
   }
 }
 
-function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: AttackRuns): void {
+function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond, slowReaders }: AttackRuns): void {
   const row = (label: string, runs: Run[]) =>
     `| ${label} | ${fixed(median(runs.map((r) => r.p50Ms)), 2)} (${spread(
       runs.map((r) => r.p50Ms),
@@ -551,7 +556,7 @@ function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: Attack
     )}) | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${runs.reduce((sum, r) => sum + r.errors, 0)} |`;
   console.log('');
   console.log(
-    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread`,
+    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread, ${slowReaders} slow readers (2 KiB window) each pipelining 8 GETs of the 1.7 MB docs bundle unread`,
   );
   console.log('| legitimate client | p50 ms | p99 ms | req/s | server peak RSS MB | errors |');
   console.log('|---|---|---|---|---|---|');

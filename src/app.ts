@@ -28,7 +28,7 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
-import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, type ConnectionCounts } from './http/connection-limits.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -61,6 +61,7 @@ export type AppConfig = Pick<
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
+  | 'sendTimeoutMs'
   | 'maxConnections'
   | 'maxConnectionsPerAddress'
   | 'redisUrl'
@@ -68,6 +69,13 @@ export type AppConfig = Pick<
   | 'metricsPort'
   | 'metricsHost'
 >;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Starts the stop's drain: /readyz 503, `Connection: close` on every answer (see buildApp). */
+    beginDraining(): void;
+  }
+}
 
 export interface AppDependencies {
   config: AppConfig;
@@ -119,7 +127,7 @@ export function createContextFactory(
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0 });
+  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 });
   const metrics = config.metricsEnabled
     ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
     : null;
@@ -169,11 +177,14 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  // Open connections bounded, in total and per address; pipelined requests per connection too.
+  // Open connections bounded, in total and per address; what each holds too (pipelined requests,
+  // unsent answers, answers that stop moving).
   connectionCounts = limitConnections(app.server, {
     total: config.maxConnections,
     perAddress: config.maxConnectionsPerAddress,
     maxInFlightPerConnection: MAX_IN_FLIGHT_PER_CONNECTION,
+    sendTimeoutMs: config.sendTimeoutMs,
+    maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
@@ -224,9 +235,15 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   // Every request has the field from the start (one object shape for V8), set by the surfaces.
   app.decorateRequest('routePattern', undefined);
 
-  let closing = false;
+  // The stop's drain (docs/operations.md, "Stopping behind a load balancer"): from the signal
+  // (src/main.ts calls beginDraining) to the exit, /readyz answers 503 so that balancers stop
+  // sending, while every request is still served, each answer with `Connection: close`.
+  let draining = false;
+  app.decorate('beginDraining', () => {
+    draining = true;
+  });
   app.addHook('preClose', async () => {
-    closing = true;
+    draining = true;
   });
   // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
   app.addHook('onRequest', (request, reply, done) => {
@@ -243,7 +260,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       reply.header('www-authenticate', bearerChallenge(request));
     }
     // Tell keep-alive clients not to reuse a connection that is about to close.
-    if (closing) reply.header('connection', 'close');
+    if (draining) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });
@@ -267,7 +284,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       : null;
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
-  await app.register(healthPlugin, { database, storage });
+  await app.register(healthPlugin, { database, storage, draining: () => draining });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
     router: appRouter,
