@@ -47,11 +47,6 @@ async function fromRun<T>(what: 'postgresql' | 'sqlite'): Promise<T> {
 let runPostgres: Promise<RunPostgres> | undefined;
 let runSqlite: Promise<RunSqlite> | undefined;
 
-/** The URL of the run's PostgreSQL server (its admin database), started if no test has asked for it yet. */
-export async function postgresServerUrl(): Promise<string> {
-  return (await (runPostgres ??= fromRun('postgresql'))).serverUrl;
-}
-
 export interface TestDatabase {
   provider: Provider;
   /** DATABASE_URL: the file, the database, or the database through PgBouncer (`?pgbouncer=true`). */
