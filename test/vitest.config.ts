@@ -3,7 +3,8 @@
 // database outage) once: those choose their databases themselves. test/global-setup.ts makes the
 // run's migrated template databases, and starts PostgreSQL, when the first test asks for them.
 // The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
-// pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run.
+// pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
+// are the suites behind HAProxy (test/haproxy/, `npm run test:haproxy`).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -32,7 +33,10 @@ export default defineConfig({
       // service again for every file.
       { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'sqlite' } } },
       { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'postgresql' } } },
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**'] } },
+      {
+        extends: true,
+        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },
+      },
     ],
   },
 });
