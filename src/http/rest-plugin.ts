@@ -101,6 +101,15 @@ function nextPageLink(route: RestRoute, input: NextPageInput): string {
   return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
 }
 
+/** Runs a send; one that throws (an unserialisable body) goes to the error handler, as Fastify's own promise handling does. */
+function sendOrFail(reply: FastifyReply, send: () => unknown): void {
+  try {
+    send();
+  } catch (error) {
+    reply.send(error);
+  }
+}
+
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
@@ -180,26 +189,28 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         ? (reply, input) => void reply.header('link', nextPageLink(route, input))
         : null;
       const type = route.method === 'GET' ? 'query' : 'mutation';
-      const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      // Not async, and returns nothing: the answer is sent when the call settles. An async handler
+      // would have to return the reply (our answers are written at the turn's end, so Fastify
+      // would otherwise send again), and a returned reply is awaited through `Reply.then`, which
+      // adds end-of-stream listeners per request.
+      const handler = (request: FastifyRequest, reply: FastifyReply): void => {
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
         const { input, problem } = rawInput(route, request);
-        const ctx = createContext(request, reply, nextPage);
-        let data: unknown;
-        try {
-          data = await trpc.call({
+        trpc
+          .call({
             path: route.procedure,
             type,
-            ctx,
+            ctx: createContext(request, reply, nextPage),
             getRawInput: async () => {
               if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
               return input;
             },
-          });
-        } catch (cause) {
-          return sendProcedureError(request, reply, trpc.toTRPCError(cause));
-        }
-        return reply.code(route.successStatus).send(data);
+          })
+          .then(
+            (data) => sendOrFail(reply, () => reply.code(route.successStatus).send(data)),
+            (cause: unknown) => sendOrFail(reply, () => sendProcedureError(request, reply, trpc.toTRPCError(cause))),
+          );
       };
       // The path as documented, and with a trailing slash, which the contract's clients may send.
       for (const url of [route.fastifyPath, `${route.fastifyPath}/`]) {
