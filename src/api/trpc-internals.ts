@@ -10,6 +10,8 @@
 import { getTRPCErrorFromUnknown, getTRPCErrorShape, transformTRPCResponse, TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import { defaultTransformer, getParseFn, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
+import type { z } from 'zod';
+import { PRECOMPILED_OUTPUT_CHECKS } from '../domain/pet-schemas.js';
 import type { ApiMeta } from './meta.js';
 
 type ProcedureType = 'query' | 'mutation' | 'subscription';
@@ -85,10 +87,12 @@ const isOutputMiddleware = (middleware: unknown) => (middleware as { _type?: unk
  * the same steps and error, and the result copied with object spread instead of the transpiler's
  * property-by-property helper, which copies each result twice (figure in docs/benchmarks.md).
  */
-function outputValidator<TContext>(parse: (value: unknown) => unknown): Middleware<TContext> {
+function outputValidator<TContext>(parse: (value: unknown) => unknown, precompiled?: (value: unknown) => boolean): Middleware<TContext> {
   return async ({ next }) => {
     const result = await next();
     if (!result.ok) return result;
+    // A value the schema's precompiled check accepts is what the schema would return: passed as is.
+    if (precompiled?.(result.data)) return result;
     let data: unknown;
     try {
       data = await parse(result.data);
@@ -106,7 +110,8 @@ function outputValidator<TContext>(parse: (value: unknown) => unknown): Middlewa
 function fastChain<TContext>(def: ProcedureDef<TContext>): Middleware<TContext>[] {
   if (def.output === undefined) return def.middlewares;
   const parse = getParseFn(def.output as Parameters<typeof getParseFn>[0]) as (value: unknown) => unknown;
-  return def.middlewares.map((middleware) => (isOutputMiddleware(middleware) ? outputValidator<TContext>(parse) : middleware));
+  const precompiled = PRECOMPILED_OUTPUT_CHECKS.get(def.output as z.ZodType);
+  return def.middlewares.map((middleware) => (isOutputMiddleware(middleware) ? outputValidator<TContext>(parse, precompiled) : middleware));
 }
 
 /**

@@ -109,3 +109,50 @@ export type ListPetsInput = z.infer<typeof ListPetsInput>;
 export const GetPetInput = z.object({
   petId: int64Id().meta({ description: 'The identifier of the animal.' }),
 });
+
+const PET_KEYS = ['id', 'name', 'categoryId', 'status'] as const;
+const PET_STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
+const isId = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 1;
+
+/**
+ * `Pet`'s rules as one precompiled check, for output validation: true only when zod's `Pet.parse`
+ * would accept `value` and return an object that serialises to the same JSON (these keys, in this
+ * order, nothing else enumerable). zod's parse of a page of 20 costs ~13 µs and copies every pet;
+ * this check ~1 µs. False says nothing: the caller then runs zod itself (test/output-checks.test.ts).
+ */
+function isExactPet(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const pet = value as Record<string, unknown>;
+  let count = 0;
+  for (const key in pet) if (key !== PET_KEYS[count++]) return false;
+  if (count !== PET_KEYS.length) return false;
+  const name = pet.name;
+  return (
+    isId(pet.id) &&
+    typeof name === 'string' &&
+    name.length >= 1 &&
+    name.length <= NAME_MAX_LENGTH &&
+    NAME_PATTERN.test(name) &&
+    isId(pet.categoryId) &&
+    PET_STATUS_SET.has(pet.status)
+  );
+}
+
+/** `Pets`'s rules as a precompiled check (see isExactPet). */
+function areExactPets(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) if (!isExactPet(value[i])) return false;
+  return true;
+}
+
+/**
+ * Output schemas with a precompiled check: the output validator (src/api/trpc-internals.ts) passes
+ * a value the check accepts as it is, and gives any other to the schema.
+ */
+export const PRECOMPILED_OUTPUT_CHECKS: ReadonlyMap<z.ZodType, (value: unknown) => boolean> = new Map<
+  z.ZodType,
+  (value: unknown) => boolean
+>([
+  [Pet, isExactPet],
+  [Pets, areExactPets],
+]);
