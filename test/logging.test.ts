@@ -269,13 +269,12 @@ describe('W3C trace context', () => {
     ['text', 'not a trace'],
   ])('starts a new trace when traceparent has %s, as OpenTelemetry ignores it', async (description, header) => {
     expect(readByOpenTelemetry(header)).toBeUndefined();
-    const response = await fetch(`${server.baseUrl}/healthz`, {
-      headers: { traceparent: header, 'x-request-id': `trace-bad-${description}` },
-    });
+    const requestId = `trace-bad-${description.replaceAll(' ', '-')}`;
+    const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header, 'x-request-id': requestId } });
     const answered = readByOpenTelemetry(response.headers.get('traceparent'));
     expect(answered).toBeDefined();
     expect(answered!.traceId).not.toBe(VALID);
-    const [line] = await logOf(`trace-bad-${description}`);
+    const [line] = await logOf(requestId);
     expect(line).toMatchObject({ trace_id: answered!.traceId });
     expect(line).not.toHaveProperty('parent_span_id');
   });
@@ -313,10 +312,10 @@ describe('every log line of a request', () => {
   it('carries its request id and trace context, not only the last one', async () => {
     const lines: string[] = [];
     const failing = await startTestServer({
-      logger: createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }),
+      logger: createLogger({ logLevel: 'debug' }, { write: (line: string) => void lines.push(line) }),
     });
     try {
-      await failing.database.close(); // /readyz now fails, and logs why before its request line
+      await failing.database.close(); // /readyz now fails, and logs why (at debug) before its request line
       const { header, caller } = callerTraceparent();
       const response = await fetch(`${failing.baseUrl}/readyz`, { headers: { traceparent: header, 'x-request-id': 'trace-lines' } });
       expect(response.status).toBe(503);

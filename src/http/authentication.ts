@@ -22,6 +22,7 @@ import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../aut
 import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,6 +38,8 @@ interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
   /** Counts failed attempts (a key sent, and wrong) per client address. */
   failureLimiter: Limiter;
+  /** Told of the database faults met while checking keys (one line per outage, not per request). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** How many recently valid key digests are remembered (oldest forgotten first). */
@@ -66,7 +69,7 @@ interface Outcome {
   retryAfterSeconds: number;
 }
 
-const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
+const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter, databaseHealth }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
   /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
   const provenFrom = new BoundedSet(KNOWN_VALID_DIGESTS);
@@ -162,7 +165,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       try {
         request.identity = await verifier.authenticateDigest(digest);
       } catch (error) {
-        noteFault(request, error);
+        noteFault(request, error, databaseHealth);
         return;
       }
       if (request.identity) return;
@@ -183,17 +186,17 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       request.identity = identity;
       request.authRetryAfterSeconds = retryAfterSeconds;
     } catch (error) {
-      noteFault(request, error);
+      noteFault(request, error, databaseHealth);
     }
   }
 };
 
 /** A database fault while checking a key marks the request (503); anything else is a bug and propagates. */
-function noteFault(request: FastifyRequest, error: unknown): void {
+function noteFault(request: FastifyRequest, error: unknown, databaseHealth: DatabaseHealth | undefined): void {
   const fault = databaseFault(error);
   if (fault === null) throw error;
   request.authFault = fault;
-  request.log.warn({ err: error }, 'the database could not check an API key');
+  databaseHealth?.failed(error, request.log, 'the database could not check an API key');
 }
 
 /** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route. */

@@ -9,6 +9,7 @@ import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import { sendError } from '../api/errors.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 
 /** How long /readyz waits for the database: a balancer's probe should not hang on a stuck one. */
 const READINESS_TIMEOUT_MS = 2_000;
@@ -16,6 +17,8 @@ const READINESS_TIMEOUT_MS = 2_000;
 export interface HealthPluginOptions {
   database: Pick<Database, 'ping'>;
   storage: Pick<StorageHealth, 'writesFailing'>;
+  /** Told of each probe's outcome: an outage is one line when it starts and one when it ends. */
+  databaseHealth?: Pick<DatabaseHealth, 'noticed' | 'succeeded'>;
 }
 
 /** Resolves when `promise` does, rejects when it rejects or takes longer than `ms`. */
@@ -31,18 +34,19 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage }) => {
+export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage, databaseHealth }) => {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (request, reply) => {
     try {
       await within(database.ping(), READINESS_TIMEOUT_MS);
     } catch (error) {
-      // The cause is for the operator's log; the probe only needs the verdict.
-      request.log.warn({ err: error }, 'readiness check failed: the database is not answering');
+      // The cause is for the operator's log (src/observability/dependencies.ts); the probe only needs the verdict.
+      databaseHealth?.noticed(error, request.log, 'readiness check failed: the database is not answering');
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
       return sendError(reply, 503, 'The database is not answering; try again later.');
     }
+    databaseHealth?.succeeded();
     if (storage.writesFailing()) {
       request.log.warn('readiness check failed: writes are failing for lack of space');
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.storage));

@@ -8,6 +8,7 @@
 // error, a warning); the completion line is written by the parent logger with the same fields
 // first, so the line is the same either way (docs/benchmarks.md: a child per request was a
 // measurable share of a small request).
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
@@ -59,6 +60,19 @@ class OneLinePerRequest extends LogController {
 /** The request log; `recordRequest` (the metrics) sees every answered request too, when given. */
 export function requestLogController(recordRequest: RequestRecorder | null = null): LogController {
   return new OneLinePerRequest(recordRequest);
+}
+
+/**
+ * A caller's request id (X-Request-Id, e.g. from a load balancer) is kept only when it is a short
+ * token: it is echoed and written on every line of the request, so a long one would multiply the
+ * log, and one with other characters (a key's `_`, spaces, quotes) is not an id.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Fastify's `genReqId`: the caller's X-Request-Id when it is a short token, otherwise a new UUID. */
+export function requestIdFor(raw: IncomingMessage): string {
+  const sent = raw.headers['x-request-id'];
+  return typeof sent === 'string' && sent.length <= 128 && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
 /** Where a request's trace context is kept between its logger's creation and its hooks. */

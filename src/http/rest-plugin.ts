@@ -16,6 +16,7 @@ import { answerForRefusal, answerForTRPCError, sendEnvelope, sendNoSuchResource,
 import { identityRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { parseJson } from '../domain/json-text.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -34,6 +35,8 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
+  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
@@ -99,13 +102,14 @@ function nextPageLink(route: RestRoute, input: NextPageInput): string {
   return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, databaseHealth }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
 
-  /** A procedure's error in the envelope (src/api/errors.ts); an unexpected one is logged. */
+  /** A procedure's error in the envelope (src/api/errors.ts); an unexpected one is logged, a database fault told. */
   function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
     if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
+    if (error.code === 'SERVICE_UNAVAILABLE') databaseHealth?.failed(error.cause ?? error, request.log, 'database unavailable');
     return sendEnvelope(reply, answerForTRPCError(error));
   }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes.

@@ -24,6 +24,7 @@ import { batchTooLargeRefusal, identityRefusal, keyRateLimitRefusal, unknownProc
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -37,6 +38,8 @@ export interface TrpcPluginOptions {
   keyRateLimiter: Limiter | null;
   /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
   maxBatchCalls: number;
+  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
@@ -97,6 +100,7 @@ export function isTrpcTarget(target: string): boolean {
 export function trpcHandlerOptions(
   router: AppRouter,
   createContext: CreateContext<FastifyReply>,
+  databaseHealth?: DatabaseHealth,
 ): FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply> {
   const procedures = trpcInternals(router).procedures;
   return {
@@ -105,7 +109,7 @@ export function trpcHandlerOptions(
     responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
     onError: ({ error, req }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
-      if (error.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err: error.cause ?? error }, 'database unavailable');
+      if (error.code === 'SERVICE_UNAVAILABLE') databaseHealth?.failed(error.cause ?? error, req.log, 'database unavailable');
     },
   };
 }
@@ -122,11 +126,14 @@ function deprecationHeadersOf(
 /** Marks a request refused as a whole (a batch of several calls, or a stream), not as its one call. */
 const WHOLE_REQUEST = Symbol('whole request');
 
-export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext, keyRateLimiter, maxBatchCalls }) => {
+export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
+  app,
+  { router, createContext, keyRateLimiter, maxBatchCalls, databaseHealth },
+) => {
   const trpc = trpcInternals<Context>(router);
   const errors = trpcErrorShapes<Context>(router);
 
-  const trpcOptions = trpcHandlerOptions(router, createContext);
+  const trpcOptions = trpcHandlerOptions(router, createContext, databaseHealth);
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
