@@ -10,6 +10,8 @@ export const API_KEY_PREFIX = 'ask_';
  * enough to be a key or most of one: shorter runs (`ask_me`) are words, not keys.
  */
 const KEY_SHAPED = /ask(?:_|%5f)[A-Za-z0-9_-]{16,}/gi;
+/** How every credential parameter's name ends: what a line must hold before it is looked at closer. */
+const CREDENTIAL_NAME_END = /(?:key|token)=/i;
 
 /**
  * Query parameters that carry a credential by their name, whatever its shape (a key from API_KEYS
@@ -17,16 +19,23 @@ const KEY_SHAPED = /ask(?:_|%5f)[A-Za-z0-9_-]{16,}/gi;
  */
 const CREDENTIAL_PARAMETER = /([?&](?:access_token|api_?key|key|token)=)[^&#"\s]+/gi;
 
+/** Whether `text` holds something shaped like an API key. */
+export function looksLikeApiKey(text: string): boolean {
+  KEY_SHAPED.lastIndex = 0; // a global expression: test() starts where the last match ended
+  return KEY_SHAPED.test(text);
+}
+
 /**
  * `text` with every key-shaped run, and the value of every credential query parameter, replaced by
- * `[redacted]`. The common text (no `ask`, no `=`) is returned as is after two scans.
+ * `[redacted]`. Text without `ask` and without `key=` or `token=` (any case) is returned as is
+ * after a few plain searches: this runs on every log line.
  */
 export function redactApiKeys(text: string): string {
-  const keyAt = text.search(/ask/i);
-  const parameterAt = text.indexOf('=');
-  if (keyAt === -1 && parameterAt === -1) return text;
+  const keyShaped = text.includes('ask');
+  const parameter = text.includes('=') && CREDENTIAL_NAME_END.test(text);
+  if (!keyShaped && !parameter) return text;
   let redacted = text;
-  if (keyAt !== -1) redacted = redacted.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`);
-  if (parameterAt !== -1) redacted = redacted.replace(CREDENTIAL_PARAMETER, '$1[redacted]');
+  if (keyShaped) redacted = redacted.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`);
+  if (parameter) redacted = redacted.replace(CREDENTIAL_PARAMETER, '$1[redacted]');
   return redacted;
 }

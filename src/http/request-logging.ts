@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
+import { looksLikeApiKey } from '../domain/api-key-shape.js';
 import { clientAddress } from '../limits/client-address.js';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
 import type { RequestRecorder } from './request-metrics.js';
@@ -65,14 +66,16 @@ export function requestLogController(recordRequest: RequestRecorder | null = nul
 /**
  * A caller's request id (X-Request-Id, e.g. from a load balancer) is kept only when it is a short
  * token: it is echoed and written on every line of the request, so a long one would multiply the
- * log, and one with other characters (a key's `_`, spaces, quotes) is not an id.
+ * log, and one with other characters (spaces, quotes) is not an id. Nor is an API key sent as one
+ * (the log would redact it anyway: src/logger.ts): the shape is public, so refusing it tells a
+ * caller nothing about which keys exist.
  */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Fastify's `genReqId`: the caller's X-Request-Id when it is a short token, otherwise a new UUID. */
 export function requestIdFor(raw: IncomingMessage): string {
   const sent = raw.headers['x-request-id'];
-  return typeof sent === 'string' && sent.length <= 128 && REQUEST_ID.test(sent) ? sent : randomUUID();
+  return typeof sent === 'string' && sent.length <= 128 && REQUEST_ID.test(sent) && !looksLikeApiKey(sent) ? sent : randomUUID();
 }
 
 /** Where a request's trace context is kept between its logger's creation and its hooks. */
