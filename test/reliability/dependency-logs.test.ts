@@ -215,7 +215,7 @@ describe('Redis stopped and started under requests', () => {
       .filter((line) => line !== '' && (JSON.parse(line) as Entry).level >= INFO);
     expect(infoText.filter((line) => (JSON.parse(line) as Entry).level >= WARN)).toHaveLength(1);
     expect(infoText.join('\n')).not.toMatch(STACK_OR_DRIVER_TEXT);
-    await expectMetric(server, 'redis', { up: 1, failed: operator[1]!.failedRequests });
+    await expectMetric(server, 'redis', { up: 1, failed: Number(operator[1]!.failedRequests) });
   });
 });
 
