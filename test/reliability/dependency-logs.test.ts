@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../support/private-pgbouncer.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { startPrivatePostgres } from '../support/private-postgres.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { startTestServer, TEST_CONFIG, type TestServer } from '../support/test-server.js';
 
