@@ -47,7 +47,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     // makes pino walk every field of every line, a third of a request line's cost (docs/benchmarks.md).
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     // And whatever is shaped like an API key, in any field (a URL's query string, a header, an
-    // error's message): each finished line is looked at once (src/domain/api-key-shape.ts).
+    // error's message): each finished line is looked at once (src/domain/api-key-shape.ts). (A
+    // request line's `url` loses its credential query parameters where it is made: request-logging.ts.)
     hooks: { streamWrite: redactApiKeys },
   };
   return pino(options, destination ?? stdoutDestination());
