@@ -69,7 +69,8 @@ describe('request logs', () => {
     expect(line).toMatchObject({ client: '127.0.0.1', keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/) });
     expect(JSON.stringify(line)).not.toContain(API_KEY);
     await server.request('/v1/pets', { headers: { 'x-request-id': 'who-2', authorization: '' } });
-    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401 });
+    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401, refused: 'missing_key' });
+    expect((await logOf('who-1'))[0]).not.toHaveProperty('refused');
 
     const proxied = await startTestServer({ config: { trustProxy: ['127.0.0.1'] }, logger: createLogger({ logLevel: 'info' }, capture) });
     try {
@@ -380,7 +381,7 @@ describe('every log line of a request', () => {
       expect(response.status).toBe(503);
       const ours = await vi.waitFor(() => {
         const found = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.reqId === 'trace-lines');
-        expect(found.map((entry) => entry.msg)).toEqual(['readiness check failed: the database is not answering', 'request completed']);
+        expect(found.map((entry) => entry.msg)).toEqual(['readiness probe: the database did not answer', 'request completed']);
         return found;
       });
       const spanId = readByOpenTelemetry(response.headers.get('traceparent'))!.spanId;

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisCounters } from '../../src/limits/redis-limiter.js';
-import { describeRedisFault } from '../../src/limits/request-limits.js';
+import { describeRedisFault } from '../../src/limits/request-limiters.js';
 import { redisTracker } from '../../src/observability/dependencies.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
