@@ -85,11 +85,15 @@ function knownStatus(status: number): ErrorStatus {
 // ---------------------------------------------------------------------------------------------
 // Errors in.
 
+/** The zod error of a call's input that failed validation, or null. */
+function inputValidationError(error: TRPCError): z.core.$ZodError | null {
+  return error.code === 'BAD_REQUEST' && error.cause instanceof z.core.$ZodError && error.cause.issues.length > 0 ? error.cause : null;
+}
+
 /** A procedure's error (or anything it threw, as tRPC wraps it): tRPC's status, validation issues as one sentence. */
 export function answerForTRPCError(error: TRPCError): ErrorAnswer {
-  const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
-  const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
-  return { status: getHTTPStatusCodeFromError(error), message };
+  const invalid = inputValidationError(error);
+  return { status: getHTTPStatusCodeFromError(error), message: invalid ? describeIssues(invalid.issues) : error.message };
 }
 
 /** tRPC's HTTP status for each refusal's code, asked of tRPC once. */
@@ -213,11 +217,20 @@ export function rawHttpErrorResponse(answer: ClientErrorAnswer): string {
 
 /**
  * The router's errorFormatter (src/api/trpc.ts): tRPC's default shape, with the message a caller
- * may see. Every tRPC error body goes through it, tRPC's own handler's included.
+ * may see: for invalid input the REST envelope's sentence (`limit: must be at most 100`), and the
+ * issues themselves in `data.zodError` (zod's flattenError; null for every other error), as
+ * create-t3-app does. Every tRPC error body goes through it, tRPC's own handler's included.
  */
-export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({ shape }: { shape: TShape }): TShape {
-  const message = publicMessage(shape.data.httpStatus, shape.message);
-  return message === shape.message ? shape : { ...shape, message };
+export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({
+  shape,
+  error,
+}: {
+  shape: TShape;
+  error: TRPCError;
+}): TShape & { data: { zodError: { formErrors: string[]; fieldErrors: { [field: string]: string[] | undefined } } | null } } {
+  const invalid = inputValidationError(error);
+  const message = invalid ? describeIssues(invalid.issues) : publicMessage(shape.data.httpStatus, shape.message);
+  return { ...shape, message, data: { ...shape.data, zodError: invalid ? z.flattenError(invalid) : null } };
 }
 
 /** tRPC's headers on every JSON answer (resolveResponse). */
