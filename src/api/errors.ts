@@ -13,6 +13,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { z } from 'zod';
+import { BodyNotUtf8Error } from '../domain/json-text.js';
 import { REFUSAL_CODES, type Refusal } from './refusals.js';
 import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
 
@@ -112,6 +113,7 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
     return { status: 400, message: 'body: is not valid JSON' };
   }
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'body: is required (a JSON object)' };
+  if (error instanceof BodyNotUtf8Error) return { status: 400, message: error.message };
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, message: 'body: is larger than the limit' };
   if (error.code === 'FST_ERR_BAD_URL') return { status: 400, message: 'the URL is malformed (invalid percent-encoding)' };
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
