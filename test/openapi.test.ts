@@ -237,3 +237,28 @@ describe('live responses match the document', () => {
     }
   });
 });
+
+describe('integer query and path parameters (docs/decisions.md, "Errors for a bad limit / status / after")', () => {
+  it.each([
+    ['05', 200],
+    ['0005', 200],
+    ['5', 200],
+    ['+5', 400],
+    ['1.0', 400],
+    ['5.', 400],
+    ['5e0', 400],
+    ['%205', 400],
+  ])('limit=%s → %i: plain decimal digits, leading zeros allowed', async (value, status) => {
+    const response = await server.request(`/v1/pets?limit=${value}`);
+    expect(response.status).toBe(status);
+    if (status === 400) expect(((await response.json()) as { message: string }).message).toBe('limit: must be an integer');
+  });
+
+  it('a petId with leading zeros is the same pet', async () => {
+    const created = (await (await server.post('/v1/pets', { name: 'Zero-led', categoryId: 1 })).json()) as { id: number };
+    const found = await server.request(`/v1/pets/00${created.id}`);
+    expect(found.status).toBe(200);
+    expect(((await found.json()) as { id: number }).id).toBe(created.id);
+    expect((await server.request(`/v1/pets/%2B${created.id}`)).status).toBe(400);
+  });
+});
