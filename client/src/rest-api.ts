@@ -79,10 +79,10 @@ export interface components {
         /** @description The body of every error response. */
         Error: {
             /**
-             * @description Machine-readable error code.
-             * @enum {string}
+             * @description Machine-readable error code. Known values: `BAD_REQUEST`, `UNAUTHORIZED`, `NOT_FOUND`, `METHOD_NOT_SUPPORTED`, `TIMEOUT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `UNPROCESSABLE_CONTENT`, `TOO_MANY_REQUESTS`, `REQUEST_HEADER_FIELDS_TOO_LARGE`, `INTERNAL_SERVER_ERROR`, `SERVICE_UNAVAILABLE`. More may be added in any release: read an unknown one by `status`.
+             * @example BAD_REQUEST
              */
-            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: string;
             /** @description Human-readable description: which input was wrong and how. */
             message: string;
             /**
