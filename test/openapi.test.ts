@@ -77,6 +77,16 @@ describe('the document', () => {
     expect(doc.components.schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
   });
 
+  it('leaves response objects open to new fields and error codes open to new values; the create body stays closed', () => {
+    expect(JSON.stringify(doc.components.schemas.Pet)).not.toContain('additionalProperties');
+    expect(JSON.stringify(doc.components.schemas.Error)).not.toContain('additionalProperties');
+    const code = doc.components.schemas.Error.properties.code;
+    expect(code.enum).toBeUndefined();
+    expect(code).toMatchObject({ type: 'string', 'x-extensible-enum': expect.arrayContaining(['BAD_REQUEST', 'NOT_FOUND']) });
+    expect(code.description).toMatch(/More may be added/);
+    expect(doc.paths['/pets'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
   it('marks getPet deprecated, with the deprecation headers documented', () => {
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.deprecated).toBe(true);
