@@ -99,7 +99,7 @@ module.exports = {
       comment:
         "client/ is the client package: of src/ only the router's type (replaced by its declaration in the package) and the request limits (bundled), nothing that opens a database or runs a server.",
       from: { path: '^client/' },
-      to: { path: '^src/', pathNot: ['^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/api/root-router\\.ts$', '^src/http/request-head-limits\\.ts$'] },
     },
     {
       name: 'client-router-type-only',
@@ -124,6 +124,30 @@ module.exports = {
       comment: 'npm ci --omit=dev must run the service: only src/cli (openapi:types) may use a devDependency.',
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { dependencyTypes: ['npm-dev'] },
+    },
+    // Library internals and unstable paths, each confined to the one module that owns the
+    // departure (docs/architecture.md, "Where we depart from a library"), so that an upgrade breaks
+    // one file and the test that guards it.
+    {
+      name: 'trpc-unstable-core-in-one-module',
+      severity: 'error',
+      comment: "tRPC's unstable core (no semver promise) is used only by src/api/trpc-internals.ts, which checks its shape at start-up.",
+      from: { pathNot: '^src/api/trpc-internals\\.ts$' },
+      to: { path: '^node_modules/@trpc/server/dist/unstable-core-do-not-import' },
+    },
+    {
+      name: 'schema-engine-in-one-module',
+      severity: 'error',
+      comment: "Prisma's WebAssembly schema engine (its bindings loaded by hand) is used only by src/db/schema-engine.ts.",
+      from: { pathNot: '^src/db/schema-engine\\.ts$' },
+      to: { path: '^node_modules/@prisma/schema-engine-wasm/' },
+    },
+    {
+      name: 'nestjs-only-in-its-peer',
+      severity: 'error',
+      comment: "NestJS is the benchmark's peer (bench/peers/nestjs), nothing else of the project.",
+      from: { pathNot: '^bench/peers/nestjs/' },
+      to: { path: '^node_modules/(@nestjs/|reflect-metadata/|rxjs/)' },
     },
     {
       name: 'no-unresolvable',

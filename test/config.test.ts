@@ -24,6 +24,7 @@ describe('parseConfig', () => {
       corsOrigins: [],
       trustProxy: false,
       requestTimeoutMs: 30_000,
+      sendTimeoutMs: 30_000,
       headersTimeoutMs: 10_000,
       idleTimeoutMs: 72_000,
       redisUrl: undefined,
@@ -33,6 +34,8 @@ describe('parseConfig', () => {
       maxConnections: 19_926,
       maxConnectionsPerAddress: 2_490,
       databasePoolQueueLimit: 500,
+      shutdownDrainMs: 5_000,
+      shutdownTimeoutMs: 25_000,
     });
   });
 
@@ -56,6 +59,7 @@ describe('parseConfig', () => {
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.10,fd00::/8',
       REQUEST_TIMEOUT_MS: '20000',
+      SEND_TIMEOUT_MS: '15000',
       HEADERS_TIMEOUT_MS: '5000',
       IDLE_TIMEOUT_MS: '65000',
       REDIS_URL: 'redis://cache.internal:6379/2',
@@ -65,6 +69,8 @@ describe('parseConfig', () => {
       MAX_CONNECTIONS: '5000',
       MAX_CONNECTIONS_PER_ADDRESS: '50',
       DATABASE_POOL_QUEUE_LIMIT: '40',
+      SHUTDOWN_DRAIN_MS: '2000',
+      SHUTDOWN_TIMEOUT_MS: '20000',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -85,6 +91,7 @@ describe('parseConfig', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', '192.168.1.10', 'fd00::/8'],
       requestTimeoutMs: 20_000,
+      sendTimeoutMs: 15_000,
       headersTimeoutMs: 5_000,
       idleTimeoutMs: 65_000,
       redisUrl: 'redis://cache.internal:6379/2',
@@ -94,6 +101,8 @@ describe('parseConfig', () => {
       maxConnections: 5_000,
       maxConnectionsPerAddress: 50,
       databasePoolQueueLimit: 40,
+      shutdownDrainMs: 2_000,
+      shutdownTimeoutMs: 20_000,
     });
   });
 
@@ -178,6 +187,8 @@ describe('parseConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '10' }, /REQUEST_TIMEOUT_MS/],
     [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, /HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/],
     [{ IDLE_TIMEOUT_MS: '0' }, /IDLE_TIMEOUT_MS/],
+    [{ SHUTDOWN_DRAIN_MS: '30000', SHUTDOWN_TIMEOUT_MS: '30000' }, /SHUTDOWN_DRAIN_MS: must be shorter than SHUTDOWN_TIMEOUT_MS/],
+    [{ SHUTDOWN_TIMEOUT_MS: '500' }, /SHUTDOWN_TIMEOUT_MS/],
     [{ REDIS_URL: 'http://cache:6379' }, /REDIS_URL/],
     [{ METRICS_ENABLED: 'on' }, /METRICS_ENABLED/],
     [{ METRICS_PORT: '65536' }, /METRICS_PORT/],

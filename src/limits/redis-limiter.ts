@@ -17,9 +17,9 @@ const REDIS_RETRY_AFTER_FAILURE_MS = 1_000;
 /** Every key this service writes starts with this. */
 const KEY_PREFIX = 'animal-store:limit:';
 
-// INCR, and start the window (PEXPIRE) when this is its first request: one atomic step.
+// INCRBY, and start the window (PEXPIRE) when this is its first request: one atomic step.
 const TAKE_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -126,7 +126,7 @@ export class RedisCounters {
 }
 
 type ScriptClient = Redis & {
-  takeOne(key: string, windowMs: number): Promise<[number, number]>;
+  takeOne(key: string, windowMs: number, count: number): Promise<[number, number]>;
   peekAt(key: string): Promise<[number, number]>;
   giveOneBack(key: string): Promise<number>;
 };
@@ -140,9 +140,9 @@ class RedisLimiter implements Limiter {
     private readonly fallback: FixedWindowLimiter,
   ) {}
 
-  async take(key: string): Promise<LimitDecision> {
-    const counted = await this.redis.run((client) => (client as ScriptClient).takeOne(this.prefix + key, this.windowMs));
-    if (!counted) return this.fallback.take(key);
+  async take(key: string, count = 1): Promise<LimitDecision> {
+    const counted = await this.redis.run((client) => (client as ScriptClient).takeOne(this.prefix + key, this.windowMs, count));
+    if (!counted) return this.fallback.take(key, count);
     return decision(this.limit, counted[0], counted[1]);
   }
 
