@@ -211,7 +211,13 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     baseUrl: REST_BASE_PATH,
     tags: ['Pets', 'Store'],
     securitySchemes: {
-      [SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'An API key, sent as a bearer token.' },
+      [SECURITY_SCHEME]: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'An API key, sent as a bearer token. Where one comes from: the first `npm start` on a database without keys prints a ' +
+          'development key; `npm run keys -- create --name <name>` in the service makes another (printed once, on the last line).',
+      },
     },
   });
 
