@@ -100,6 +100,9 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     await expect(operation(page, 'getPet').getAttribute('class')).resolves.toMatch(/opblock-deprecated/);
     await expect(page.locator('.info .title').textContent()).resolves.toMatch(/Animal Store/);
 
+    // Each schema's label: Pets is an array of objects (Pet), not `array<any>`.
+    const pets = page.locator('section.models article', { has: page.locator('.json-schema-2020-12__title', { hasText: /^Pets$/ }) });
+    await expect(pets.locator('.json-schema-2020-12__attribute--primary').first().textContent()).resolves.toBe('array<object>');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-page.png'), fullPage: true });
     expect(problems).toEqual({ consoleErrors: [], failedRequests: [], otherHosts: [] });

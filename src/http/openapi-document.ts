@@ -227,6 +227,10 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
   document.components.schemas ??= {};
   document.components.headers = HEADERS as never;
   const { $schema: _dialect, ...errorSchema } = toJSONSchema(ErrorEnvelope, { target: 'draft-2020-12' });
+  // Swagger UI labels a collapsed array by its items' `type`, and a bare `$ref` has none: `Pets`
+  // read `array<any>` on the docs page. The type beside the reference (JSON Schema 2020-12 allows it) reads `array<object>`.
+  const pets = document.components.schemas.Pets as { items?: Record<string, unknown> } | undefined;
+  if (pets?.items && typeof pets.items.$ref === 'string') pets.items = { ...pets.items, type: 'object' };
   document.components.schemas.Error = withExtensibleCode(errorSchema as unknown as ErrorSchema);
 
   // The generator describes errors with its own body shape, in response objects it shares
