@@ -1,8 +1,7 @@
 // The service's two request limits, built once from the settings: requests per API key (both
 // surfaces, one budget) and wrong keys per client address. In memory per instance, or shared by
-// every instance through Redis when REDIS_URL is set (redis-limiter.ts). The refusals themselves
-// are answered in one place each: the per-key limit in src/api/trpc.ts (protectedProcedure), the
-// wrong-key limit in src/http/authentication.ts (which marks the request; the surfaces answer).
+// every instance through Redis when REDIS_URL is set (redis-limiter.ts: budgets leased in chunks,
+// spent locally). The surfaces answer the refusals; docs/architecture.md walks a request.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { FixedWindowLimiter, type Limiter } from './fixed-window-limiter.js';
