@@ -17,6 +17,8 @@
 //   6. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
 //      server's peak RSS while an idle-connection flood, a keyless batch flood and one unread
 //      pipelining connection run, against the same client unattacked.
+//   7. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
+//      same service without it, on one database, alternating.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
@@ -26,7 +28,7 @@
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
-// BENCH_ONLY=attack (the "under attack" scenario alone),
+// BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=redis (the shared limits' cost alone),
 // BENCH_NODE_OPTIONS (the service's NODE_OPTIONS; default: the operator setting of docs/operations.md,
 // "The process's memory settings"; empty: none).
 import { execSync } from 'node:child_process';
@@ -54,6 +56,7 @@ import {
 import { seedPets, seedPostgresPets } from './seed.js';
 import { startAttack } from './under-attack.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
+import { startPrivateRedis } from '../test/support/private-redis.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -61,6 +64,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_ATTACK = process.env.BENCH_ONLY === 'attack';
+const ONLY_REDIS = process.env.BENCH_ONLY === 'redis';
 const KINDS = ['sqlite', 'postgresql', 'pgbouncer'] as const;
 type DatabaseKind = (typeof KINDS)[number];
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
@@ -188,7 +192,7 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   };
 }
 
-function serviceEnv(port: number, databaseUrl: string, directUrl?: string): NodeJS.ProcessEnv {
+function serviceEnv(port: number, databaseUrl: string, directUrl?: string, redisUrl?: string): NodeJS.ProcessEnv {
   // Only what the service's settings need, as production would set them; nothing inherited
   // from this shell can change what is measured (except PATH and HOME, which npm needs).
   return {
@@ -204,6 +208,7 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string): Node
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     ...(directUrl ? { DATABASE_DIRECT_URL: directUrl } : {}),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     DATABASE_POOL_SIZE: String(POOL_SIZE),
     // One key sends every request. A limit far above what the load reaches keeps the per-key
     // counter on the measured path (its cost is part of the service) without refusing anything.
@@ -215,10 +220,15 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string): Node
 }
 
 /** `npm start`, the real start command; returns once it answers, with the time that took. */
-async function startService(name: string, databaseUrl: string, directUrl?: string): Promise<{ server: Server; startMs: number }> {
+async function startService(
+  name: string,
+  databaseUrl: string,
+  directUrl?: string,
+  redisUrl?: string,
+): Promise<{ server: Server; startMs: number }> {
   const port = await freePort();
   const since = performance.now();
-  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl, directUrl), port });
+  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl, directUrl, redisUrl), port });
   const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
   return { server: { name: 'service', started, rss: new PeakRss(servingPid(started)), database: databaseUrl }, startMs };
 }
@@ -495,6 +505,72 @@ function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: Attack
   console.log(row('under attack', attacked));
 }
 
+/** The scenarios of the shared limits' cost: the same requests with REDIS_URL and without. */
+const REDIS_SCENARIOS = SCENARIOS.filter((s) => s.label === 'REST list limit=20' || s.label === 'tRPC list limit=20');
+
+/** 7. The shared limits' cost, on SQLite: two services on one database, one with REDIS_URL (a private redis-server), loaded in turn. */
+async function measureRedisCost(): Promise<Map<string, { redis: Run[]; alone: Run[] }>> {
+  console.log('\n## shared limits (SQLite): REDIS_URL set against unset');
+  const database = await benchDatabase('sqlite', 'redis');
+  const redis = await startPrivateRedis();
+  const costs = new Map<string, { redis: Run[]; alone: Run[] }>(REDIS_SCENARIOS.map((s) => [s.label, { redis: [], alone: [] }]));
+  try {
+    const { server: shared } = await startService('service-redis', database.url, undefined, redis.url);
+    const { server: alone } = await startService('service-no-redis', database.url);
+    await database.seed(SEED_ROWS);
+    try {
+      for (const { request } of REDIS_SCENARIOS) for (const server of [shared, alone]) await measure(server, request, WARM_UP_SECONDS);
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const { label, request } of REDIS_SCENARIOS) {
+          const order =
+            round % 2
+              ? ([
+                  ['redis', shared],
+                  ['alone', alone],
+                ] as const)
+              : ([
+                  ['alone', alone],
+                  ['redis', shared],
+                ] as const);
+          for (const [which, server] of order) {
+            const run = await measure(server, request, SECONDS);
+            costs.get(label)![which].push(run);
+            console.log(`  round ${round} ${label.padEnd(26)} ${which === 'redis' ? 'REDIS_URL' : 'no Redis '}  ${describeRun(run)}`);
+          }
+        }
+      }
+    } finally {
+      await Promise.all([stopProcess(shared.started), stopProcess(alone.started)]);
+    }
+  } finally {
+    await redis.stop();
+    await database.drop();
+  }
+  return costs;
+}
+
+/** The table of the shared limits' cost; returns each scenario's ratio (with ÷ without, per round, median). */
+function printRedisCost(costs: Map<string, { redis: Run[]; alone: Run[] }>): Map<string, number> {
+  console.log('');
+  console.log('| shared limits, SQLite | REDIS_URL req/s | no Redis req/s | ratio | REDIS_URL CPU µs/req | no Redis CPU µs/req |');
+  console.log('|---|---|---|---|---|---|');
+  const ratios = new Map<string, number>();
+  for (const [label, { redis, alone }] of costs) {
+    const perRound = redis.map((run, i) => run.requestsPerSecond / alone[i]!.requestsPerSecond);
+    ratios.set(label, median(perRound));
+    const rps = (list: Run[]) =>
+      `${fixed(median(list.map((r) => r.requestsPerSecond)), 0)} (${spread(
+        list.map((r) => r.requestsPerSecond),
+        0,
+      )})`;
+    const cpu = (list: Run[]) => fixed(median(list.map((r) => r.cpuMicrosPerRequest)), 0);
+    console.log(
+      `| ${label} | ${rps(redis)} | ${rps(alone)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${cpu(redis)} | ${cpu(alone)} |`,
+    );
+  }
+  return ratios;
+}
+
 /** The medians table of one comparison; returns the ratio of each scenario. */
 function printComparison({ kind, runs }: Comparison): Map<string, number> {
   console.log('');
@@ -542,6 +618,10 @@ async function main(): Promise<void> {
     printUnderAttack(await measureUnderAttack());
     return;
   }
+  if (ONLY_REDIS) {
+    printRedisCost(await measureRedisCost());
+    return;
+  }
 
   // Each database's table as soon as it is measured, so that one database's failure keeps the other's figures.
   const comparisons: Comparison[] = [];
@@ -557,6 +637,7 @@ async function main(): Promise<void> {
   const scale = withSqlite ? await measureScale() : new Map<string, { small: Run[]; large: Run[] }>();
   const startUps = withSqlite ? await measureStartUp() : [];
   const underAttack = withSqlite ? await measureUnderAttack() : null;
+  const redisCost = withSqlite ? await measureRedisCost() : null;
 
   // The tables.
   const targets: Array<[string, boolean]> = [];
@@ -613,6 +694,10 @@ async function main(): Promise<void> {
   }
 
   if (underAttack) printUnderAttack(underAttack);
+  if (redisCost) {
+    const restList = printRedisCost(redisCost).get('REST list limit=20')!;
+    targets.push([`sqlite: REST list with REDIS_URL ≥ 0.9 × without: ${fixed(restList, 2)}`, restList >= 0.9]);
+  }
 
   console.log('');
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);

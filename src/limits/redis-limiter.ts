@@ -87,12 +87,11 @@ export class RedisCounters {
     // Connection errors are reported by the commands that fail; this only keeps ioredis from
     // printing each reconnection attempt as an unhandled 'error' event.
     this.client.on('error', () => {});
-    // On every reconnection (Redis may have restarted empty), each limiter writes its units of
-    // the live windows back, so that a restart does not hand every key its budget again.
-    let connectedBefore = false;
+    // On every (re)connection (Redis may have restarted empty, or the instance counted alone
+    // until now), each limiter writes its units of the live windows into it, before anything else
+    // is sent, so that a restart does not hand every key its budget again.
     this.client.on('ready', () => {
-      if (connectedBefore) for (const limiter of this.limiters) void limiter.carryAll();
-      connectedBefore = true;
+      for (const limiter of this.limiters) void limiter.carryAll();
     });
   }
 
