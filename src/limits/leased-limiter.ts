@@ -110,13 +110,16 @@ export class LeasedLimiter implements Limiter {
     );
   }
 
-  close(): void {
+  /** Stops the sweep and gives back every unit in hand (an instance stopping leaves none unused). */
+  async close(): Promise<void> {
     clearInterval(this.sweep);
-  }
-
-  /** How many keys are tracked now (for tests of the memory bound). */
-  get trackedKeys(): number {
-    return this.windows.size;
+    const now = this.now();
+    await Promise.all(
+      [...this.holding].map(([key, window]) =>
+        window.resetAt > now && window.served < window.held ? this.giveBackUnused(key, window) : undefined,
+      ),
+    );
+    this.holding.clear();
   }
 
   private async takeAfterLease(key: string): Promise<LimitDecision> {
@@ -225,11 +228,15 @@ export class LeasedLimiter implements Limiter {
         this.holding.delete(key);
       } else if (now - window.lastUsed >= RELEASE_AFTER_MS && window.pending === null) {
         this.holding.delete(key);
-        window.taken -= window.held - window.served;
-        window.held = window.served;
-        void this.store.release(key, window.served);
+        void this.giveBackUnused(key, window);
       }
     }
+  }
+
+  private giveBackUnused(key: string, window: Window): Promise<void> {
+    window.taken -= window.held - window.served;
+    window.held = window.served;
+    return this.store.release(key, window.served);
   }
 
   private forgetExpired(now: number): void {

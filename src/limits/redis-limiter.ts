@@ -154,7 +154,7 @@ export class RedisCounters {
   }
 
   async close(): Promise<void> {
-    for (const limiter of this.limiters) limiter.close();
+    await Promise.all(this.limiters.map((limiter) => limiter.close()));
     await this.client.quit().catch(() => this.client.disconnect());
   }
 

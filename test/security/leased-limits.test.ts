@@ -103,6 +103,15 @@ describe('a key budget leased in chunks from Redis', () => {
     expect(1 + beforeRelease! + afterRelease!).toBe(40);
   });
 
+  it('an instance that stops gives back the units in its hand', async () => {
+    const { counters } = await onPrivateRedis(2);
+    const [a, b] = counters.map((c) => c.limiter('per-key', 40));
+    const key = uniqueKey();
+    expect((await a!.take(key)).allowed).toBe(true); // a holds 2 more
+    await counters[0]!.close();
+    expect(await takeInTurn([b!], key, 60)).toEqual([39]);
+  });
+
   it(
     'after Redis restarts empty, each instance writes its units back: a key gets what was left of its budget, not its budget again',
     { timeout: 30_000 },
