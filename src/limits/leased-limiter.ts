@@ -114,11 +114,8 @@ export class LeasedLimiter implements Limiter {
   async close(): Promise<void> {
     clearInterval(this.sweep);
     const now = this.now();
-    await Promise.all(
-      [...this.holding].map(([key, window]) =>
-        window.resetAt > now && window.served < window.held ? this.giveBackUnused(key, window) : undefined,
-      ),
-    );
+    const unused = [...this.holding].filter(([, window]) => window.resetAt > now && window.served < window.held);
+    await Promise.all(unused.map(([key, window]) => this.giveBackUnused(key, window)));
     this.holding.clear();
   }
 
