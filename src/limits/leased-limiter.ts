@@ -98,7 +98,7 @@ export class LeasedLimiter implements Limiter {
     if (window.served < window.held) this.holding.set(key, window);
   }
 
-  /** Writes this instance's units of every live window into the store (after it came back empty). */
+  /** Writes this instance's units of every live window into the store (on every connection: it may have come back empty). */
   async carryAll(): Promise<void> {
     const now = this.now();
     const live = [...this.windows].filter(([, window]) => window.resetAt > now && Math.max(window.held, window.served) > 0);
