@@ -99,7 +99,7 @@ module.exports = {
       comment:
         "client/ is the client package: of src/ only the router's type (replaced by its declaration in the package) and the request limits (bundled), nothing that opens a database or runs a server.",
       from: { path: '^client/' },
-      to: { path: '^src/', pathNot: ['^src/api/root-router\\.ts$', '^src/http/request-limits\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/api/root-router\\.ts$', '^src/http/request-head-limits\\.ts$'] },
     },
     {
       name: 'client-router-type-only',

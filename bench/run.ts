@@ -15,8 +15,8 @@
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
 //   6. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
-//      server's peak RSS while an idle-connection flood, a keyless batch flood and one unread
-//      pipelining connection run, against the same client unattacked.
+//      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
+//      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
 //   7. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
 //      same service without it, on one database, alternating.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
@@ -216,6 +216,8 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string, redis
     // The Prometheus metrics are counted on every request, as in production (their default; said
     // here so that the measured path does not depend on a default).
     METRICS_ENABLED: 'true',
+    // Nothing balances over it: stopped between scenarios without the drain a balancer needs.
+    SHUTDOWN_DRAIN_MS: '0',
   };
 }
 
@@ -433,12 +435,14 @@ const ATTACK_CLIENT: Request = { method: 'GET', path: '/v1/pets?limit=20', heade
 const ATTACK_CLIENT_CONNECTIONS = 4;
 const ATTACK_IDLE_CONNECTIONS = 4_000;
 const ATTACK_PIPELINED_REQUESTS = 20_000;
+const ATTACK_SLOW_READERS = 400;
 
 interface AttackRuns {
   calm: Run[];
   attacked: Run[];
   idleHeld: number;
   batchesPerSecond: number;
+  slowReaders: number;
 }
 
 /** 6. Under attack, on SQLite: rounds of the client alone, then rounds of it while the attackers run. */
@@ -467,6 +471,7 @@ async function measureUnderAttack(): Promise<AttackRuns> {
       apiKey: API_KEY,
       idleConnections: ATTACK_IDLE_CONNECTIONS,
       pipelinedRequests: ATTACK_PIPELINED_REQUESTS,
+      slowReaders: ATTACK_SLOW_READERS,
     });
     const attacked: Run[] = [];
     const batchesBefore = attack.batchesAnswered();
@@ -480,13 +485,13 @@ async function measureUnderAttack(): Promise<AttackRuns> {
       await attack.stop();
     }
     const batchesPerSecond = (attack.batchesAnswered() - batchesBefore) / ((performance.now() - since) / 1000);
-    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond };
+    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond, slowReaders: attack.slowReadersConnected };
   } finally {
     await stopProcess(server.started);
   }
 }
 
-function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: AttackRuns): void {
+function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond, slowReaders }: AttackRuns): void {
   const row = (label: string, runs: Run[]) =>
     `| ${label} | ${fixed(median(runs.map((r) => r.p50Ms)), 2)} (${spread(
       runs.map((r) => r.p50Ms),
@@ -497,7 +502,7 @@ function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond }: Attack
     )}) | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${runs.reduce((sum, r) => sum + r.errors, 0)} |`;
   console.log('');
   console.log(
-    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread`,
+    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread, ${slowReaders} slow readers (2 KiB window) each pipelining 8 GETs of the 1.7 MB docs bundle unread`,
   );
   console.log('| legitimate client | p50 ms | p99 ms | req/s | server peak RSS MB | errors |');
   console.log('|---|---|---|---|---|---|');

@@ -1,18 +1,22 @@
 // The "under attack" scenario's attackers (bench/run.ts, BENCH_ONLY=attack): while they run, a
 // legitimate client's latency and the server's RSS are measured, and compared with the same
-// client unattacked. Three at once, on loopback:
+// client unattacked. Four at once, on loopback:
 //   - an idle-connection flood: connections from 20 other loopback addresses that each send one
 //     GET /healthz and then stay silent (keep-alive);
 //   - a keyless batch flood: 4 keep-alive connections sending 1,600-call tRPC batches without a key;
-//   - one connection pipelining GET /v1/pets?limit=100 with a valid key, never reading an answer.
+//   - one connection pipelining GET /v1/pets?limit=100 with a valid key, never reading an answer;
+//   - slow readers of the largest docs asset: connections with a 2 KiB receive window, each
+//     pipelining 8 GETs of the Swagger UI bundle, never reading (test/support/slow-readers.ts).
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { holdSlowReaders } from '../test/support/slow-readers.js';
 
 export interface AttackSettings {
   port: number;
   apiKey: string;
   idleConnections: number;
   pipelinedRequests: number;
+  slowReaders: number;
 }
 
 export interface Attack {
@@ -20,6 +24,8 @@ export interface Attack {
   idleHeld(): number;
   /** Keyless batches answered so far. */
   batchesAnswered(): number;
+  /** Slow readers that connected and sent their requests. */
+  slowReadersConnected: number;
   stop(): Promise<void>;
 }
 
@@ -81,11 +87,16 @@ export async function startAttack(settings: AttackSettings): Promise<Attack> {
   const one = `GET /v1/pets?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${settings.apiKey}\r\n\r\n`;
   greedy.write(one.repeat(settings.pipelinedRequests));
 
+  // 4. Slow readers of the largest docs asset.
+  const slowReaders = await holdSlowReaders(port, settings.slowReaders, 8, '/v1/docs/assets/swagger-ui-bundle.js');
+
   return {
     idleHeld: () => idle.size,
     batchesAnswered: () => batches,
+    slowReadersConnected: slowReaders.connected,
     async stop() {
       running = false;
+      slowReaders.stop();
       await Promise.all(workers);
       agent.destroy();
       greedy.destroy();

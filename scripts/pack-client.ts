@@ -26,7 +26,7 @@ const SERVER_ROUTER = join(ROOT, 'src', 'api', 'root-router.ts');
 /** What the package's code and declarations may import: its peers and its dependency. */
 const PACKAGE_IMPORTS = new Set(['@trpc/client', '@trpc/server', 'openapi-fetch']);
 /** The only server file the bundle may take in: the request limits createClient keeps under. */
-const BUNDLED_SERVER_FILES = new Set([join(ROOT, 'src', 'http', 'request-limits.ts')]);
+const BUNDLED_SERVER_FILES = new Set([join(ROOT, 'src', 'http', 'request-head-limits.ts')]);
 /** Where the package is assembled before npm packs it (inside the repository, so that its imports resolve for the checks). */
 const STAGING = join(ROOT, 'dist', 'client-package');
 

@@ -3,7 +3,8 @@
 //
 // A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
 // plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → SQL on Prisma's connections (src/db/sql.ts).
+// (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → src/db/sql.ts: on SQLite,
+// better-sqlite3 connections of its own; on PostgreSQL, the pg pool Prisma's adapter also runs on.
 // @see docs/architecture.md
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -13,22 +14,14 @@ import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
-import {
-  answerForClientError,
-  answerForConnect,
-  answerForFastifyError,
-  rawHttpErrorResponse,
-  sendEnvelope,
-  sendUnknownRoute,
-  trpcErrorShapes,
-} from './api/errors.js';
+import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
-import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, type ConnectionCounts } from './http/connection-limits.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -38,12 +31,14 @@ import { restPlugin } from './http/rest-plugin.js';
 import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
-import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-limits.js';
-import { rateLimitHeaders } from './http/rate-limit-headers.js';
+import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
+import { setRateLimitHeaders } from './http/rate-limit-headers.js';
+import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
+import { logFailure } from './http/failure-log.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
-import { createRequestLimits } from './limits/request-limits.js';
+import { createRequestLimits } from './limits/request-limiters.js';
 import { createServiceMetrics } from './observability/metrics.js';
 import { formatTraceparent } from './observability/trace-context.js';
 import { createPetRepository } from './pets/pet-repository.js';
@@ -61,6 +56,7 @@ export type AppConfig = Pick<
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'idleTimeoutMs'
+  | 'sendTimeoutMs'
   | 'maxConnections'
   | 'maxConnectionsPerAddress'
   | 'redisUrl'
@@ -68,6 +64,13 @@ export type AppConfig = Pick<
   | 'metricsPort'
   | 'metricsHost'
 >;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Starts the stop's drain: /readyz 503, `Connection: close` on every answer (see buildApp). */
+    beginDraining(): void;
+  }
+}
 
 export interface AppDependencies {
   config: AppConfig;
@@ -96,10 +99,16 @@ function connectionsCheckingInterval(config: AppConfig): number {
 /** Headers every response carries: API answers are not for sniffing or for shared caches. */
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
-/** What a procedure reports beyond the answer's body, written as headers, the same on both surfaces. */
+/**
+ * What a procedure reports beyond the answer's body, the same on both surfaces: a refusal recorded
+ * on the request (the metrics and the log read it) with its Retry-After, and headers.
+ */
 const ANSWER_HEADERS: AnswerWriter<FastifyReply> = {
-  retryAfter: (reply, seconds) => void reply.header('retry-after', String(seconds)),
-  rateLimit: (reply, decision, windowMs) => void reply.headers(rateLimitHeaders('per-key', decision, windowMs)),
+  refused: (reply, refusal) => {
+    reply.request.refusal = refusal;
+    if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
+  },
+  rateLimit: setRateLimitHeaders,
   replayed: (reply) => void reply.header('idempotent-replayed', 'true'),
 };
 
@@ -119,12 +128,12 @@ export function createContextFactory(
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
-  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0 });
+  let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 });
   const metrics = config.metricsEnabled
     ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
-  const trpcErrors = trpcErrorShapes(appRouter);
+  const trpcErrors = trpcErrorSenders(appRouter);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -133,7 +142,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // Each request's logger carries its W3C trace context beside the request id.
     childLoggerFactory: requestChildLogger,
     bodyLimit: config.bodyLimitBytes,
-    // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-limits.ts).
+    // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-head-limits.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     http: {
       maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
@@ -169,11 +178,14 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     },
   });
 
-  // Open connections bounded, in total and per address; pipelined requests per connection too.
+  // Open connections bounded, in total and per address; what each holds too (pipelined requests,
+  // unsent answers, answers that stop moving).
   connectionCounts = limitConnections(app.server, {
     total: config.maxConnections,
     perAddress: config.maxConnectionsPerAddress,
     maxInFlightPerConnection: MAX_IN_FLIGHT_PER_CONNECTION,
+    sendTimeoutMs: config.sendTimeoutMs,
+    maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
@@ -224,9 +236,15 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   // Every request has the field from the start (one object shape for V8), set by the surfaces.
   app.decorateRequest('routePattern', undefined);
 
-  let closing = false;
+  // The stop's drain (docs/operations.md, "Stopping behind a load balancer"): from the signal
+  // (src/main.ts calls beginDraining) to the exit, /readyz answers 503 so that balancers stop
+  // sending, while every request is still served, each answer with `Connection: close`.
+  let draining = false;
+  app.decorate('beginDraining', () => {
+    draining = true;
+  });
   app.addHook('preClose', async () => {
-    closing = true;
+    draining = true;
   });
   // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
   app.addHook('onRequest', (request, reply, done) => {
@@ -243,13 +261,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       reply.header('www-authenticate', bearerChallenge(request));
     }
     // Tell keep-alive clients not to reuse a connection that is about to close.
-    if (closing) reply.header('connection', 'close');
+    if (draining) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const answer = answerForFastifyError(error);
-    if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
+    logFailure(request.log, answer.status, error);
     return sendEnvelope(reply, answer);
   });
   // Outside /v1 and /trpc (each answers its own): a path served with other methods is 405 with Allow.
@@ -267,7 +285,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       : null;
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
-  await app.register(healthPlugin, { database, storage });
+  await app.register(healthPlugin, { database, storage, draining: () => draining });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
     router: appRouter,

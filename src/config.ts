@@ -83,6 +83,7 @@ const settingsSchema = z
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
+    SEND_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
     // Defaults derived from the open-file limit (connectionDefaults below).
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
     MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
@@ -92,6 +93,9 @@ const settingsSchema = z
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
+    // The clean stop behind a balancer (docs/operations.md, "Stopping behind a load balancer").
+    SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(25_000),
   })
   .refine((s) => s.DATABASE_DIRECT_URL === undefined || providerOf(s.DATABASE_URL) === 'postgresql', {
     path: ['DATABASE_DIRECT_URL'],
@@ -100,6 +104,10 @@ const settingsSchema = z
   .refine((s) => s.HEADERS_TIMEOUT_MS <= s.REQUEST_TIMEOUT_MS, {
     path: ['HEADERS_TIMEOUT_MS'],
     message: 'must not be longer than REQUEST_TIMEOUT_MS (the headers are part of the request)',
+  })
+  .refine((s) => s.SHUTDOWN_DRAIN_MS < s.SHUTDOWN_TIMEOUT_MS, {
+    path: ['SHUTDOWN_DRAIN_MS'],
+    message: 'must be shorter than SHUTDOWN_TIMEOUT_MS (the drain is part of the stop)',
   })
   .refine((s) => s.METRICS_PORT === undefined || s.METRICS_PORT === 0 || s.METRICS_PORT !== s.PORT, {
     path: ['METRICS_PORT'],
@@ -231,6 +239,8 @@ const configSchema = (fileLimit: number) =>
     headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
     /** A connection with no traffic either way this long is closed (keep-alive connections included). */
     idleTimeoutMs: s.IDLE_TIMEOUT_MS,
+    /** An answer the client takes no byte of for this long ends its connection (nginx's send_timeout). */
+    sendTimeoutMs: s.SEND_TIMEOUT_MS,
     /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
     redisUrl: s.REDIS_URL,
     /** Serve GET /metrics (Prometheus) and count requests for it. */
@@ -246,6 +256,13 @@ const configSchema = (fileLimit: number) =>
       s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
     /** PostgreSQL: queries that may wait for a pooled connection before 503. */
     databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
+    /**
+     * After SIGTERM, how long /readyz answers 503 while everything else is still served, so that
+     * balancers take the instance out before it stops listening.
+     */
+    shutdownDrainMs: s.SHUTDOWN_DRAIN_MS,
+    /** From SIGTERM to exit at the latest (the drain included): past it the process exits 1. */
+    shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
   }));
 
 /** The service's settings, as parseConfig returns them. */

@@ -1,5 +1,6 @@
 // The service's entry point (`npm start`): read the settings, migrate the database, listen, and
-// shut down cleanly on SIGTERM/SIGINT.
+// stop cleanly on SIGTERM/SIGINT, behind a load balancer too (docs/operations.md, "Stopping").
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { buildApp } from './app.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
@@ -9,9 +10,6 @@ import { migrateInChildProcess } from './db/migrate-in-child.js';
 import { providerOf, sqliteFilePath } from './db/providers.js';
 import { createLogger } from './logger.js';
 import { listenFailureMessage, type Listener } from './runtime/listen-failure.js';
-
-/** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 function readConfig(): Config {
   try {
@@ -79,17 +77,29 @@ if (config.apiKeys.length === 0) {
 const app = await buildApp({ config, database, logger });
 
 let stopping = false;
+/**
+ * The stop: first, on SIGTERM (what balancers' platforms send; not Ctrl-C's SIGINT, which stops at
+ * once), the drain (SHUTDOWN_DRAIN_MS), in which /readyz answers 503 while everything is
+ * still served and accepted, each answer with `Connection: close`, so that balancers take the
+ * instance out before it stops listening; then Fastify's close (stop listening, close idle
+ * connections, let the answers in flight finish); then the database. All within
+ * SHUTDOWN_TIMEOUT_MS of the signal, else exit 1.
+ */
 async function shutdown(signal: string): Promise<void> {
   if (stopping) {
     logger.warn({ signal }, 'second signal: exiting now');
     process.exit(1);
   }
   stopping = true;
-  logger.info({ signal }, 'shutting down');
+  const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0;
+  logger.info({ signal, drainMs, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
   setTimeout(() => {
-    logger.error('shutdown took too long: exiting');
+    logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown took too long: exiting');
     process.exit(1);
-  }, SHUTDOWN_GRACE_MS).unref();
+  }, config.shutdownTimeoutMs).unref();
+  app.beginDraining();
+  await sleep(drainMs);
+  logger.info('drained: closing the listener and idle connections');
   await app.close();
   await database.close();
   process.exit(0); // the log's pending lines are written at exit (src/logger.ts)

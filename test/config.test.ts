@@ -33,6 +33,8 @@ describe('parseConfig', () => {
       maxConnections: 19_926,
       maxConnectionsPerAddress: 2_490,
       databasePoolQueueLimit: 500,
+      shutdownDrainMs: 5_000,
+      shutdownTimeoutMs: 25_000,
     });
   });
 
@@ -65,6 +67,8 @@ describe('parseConfig', () => {
       MAX_CONNECTIONS: '5000',
       MAX_CONNECTIONS_PER_ADDRESS: '50',
       DATABASE_POOL_QUEUE_LIMIT: '40',
+      SHUTDOWN_DRAIN_MS: '2000',
+      SHUTDOWN_TIMEOUT_MS: '20000',
     });
     expect(config).toEqual({
       nodeEnv: 'production',
@@ -94,6 +98,8 @@ describe('parseConfig', () => {
       maxConnections: 5_000,
       maxConnectionsPerAddress: 50,
       databasePoolQueueLimit: 40,
+      shutdownDrainMs: 2_000,
+      shutdownTimeoutMs: 20_000,
     });
   });
 
@@ -178,6 +184,8 @@ describe('parseConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '10' }, /REQUEST_TIMEOUT_MS/],
     [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, /HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS/],
     [{ IDLE_TIMEOUT_MS: '0' }, /IDLE_TIMEOUT_MS/],
+    [{ SHUTDOWN_DRAIN_MS: '30000', SHUTDOWN_TIMEOUT_MS: '30000' }, /SHUTDOWN_DRAIN_MS: must be shorter than SHUTDOWN_TIMEOUT_MS/],
+    [{ SHUTDOWN_TIMEOUT_MS: '500' }, /SHUTDOWN_TIMEOUT_MS/],
     [{ REDIS_URL: 'http://cache:6379' }, /REDIS_URL/],
     [{ METRICS_ENABLED: 'on' }, /METRICS_ENABLED/],
     [{ METRICS_PORT: '65536' }, /METRICS_PORT/],

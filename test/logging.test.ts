@@ -69,7 +69,8 @@ describe('request logs', () => {
     expect(line).toMatchObject({ client: '127.0.0.1', keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/) });
     expect(JSON.stringify(line)).not.toContain(API_KEY);
     await server.request('/v1/pets', { headers: { 'x-request-id': 'who-2', authorization: '' } });
-    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401 });
+    expect((await logOf('who-2'))[0]).toMatchObject({ client: '127.0.0.1', keyId: null, statusCode: 401, refused: 'missing_key' });
+    expect((await logOf('who-1'))[0]).not.toHaveProperty('refused');
 
     const proxied = await startTestServer({ config: { trustProxy: ['127.0.0.1'] }, logger: createLogger({ logLevel: 'info' }, capture) });
     try {
@@ -313,16 +314,16 @@ describe('every log line of a request', () => {
   it('carries its request id and trace context, not only the last one', async () => {
     const lines: string[] = [];
     const failing = await startTestServer({
-      logger: createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }),
+      logger: createLogger({ logLevel: 'debug' }, { write: (line: string) => void lines.push(line) }),
     });
     try {
-      await failing.database.close(); // /readyz now fails, and logs why before its request line
+      await failing.database.close(); // /readyz now fails, and logs why (at debug) before its request line
       const { header, caller } = callerTraceparent();
       const response = await fetch(`${failing.baseUrl}/readyz`, { headers: { traceparent: header, 'x-request-id': 'trace-lines' } });
       expect(response.status).toBe(503);
       const ours = await vi.waitFor(() => {
         const found = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.reqId === 'trace-lines');
-        expect(found.map((entry) => entry.msg)).toEqual(['readiness check failed: the database is not answering', 'request completed']);
+        expect(found.map((entry) => entry.msg)).toEqual(['readiness probe: the database did not answer', 'request completed']);
         return found;
       });
       const spanId = readByOpenTelemetry(response.headers.get('traceparent'))!.spanId;

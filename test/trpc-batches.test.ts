@@ -5,7 +5,7 @@ import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCCli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/api/root-router.js';
 import { createClient } from '../client/src/index.js';
-import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH, MAX_PARAM_LENGTH } from '../src/http/request-limits.js';
+import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH, MAX_PARAM_LENGTH } from '../src/http/request-head-limits.js';
 import { API_KEY, startTestServer, TEST_CONFIG, type TestServer } from './support/test-server.js';
 
 let server: TestServer;

@@ -16,6 +16,7 @@ import { parseConfig } from '../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { createIdempotencyStore } from '../src/idempotency/idempotency-store.js';
 import { createPetRepository } from '../src/pets/pet-repository.js';
+import { keyRefusal } from '../src/api/refusals.js';
 import { StorageHealth } from '../src/db/storage-health.js';
 
 type Outcome = { data: unknown } | { error: { code: string; message: string; cause: string | undefined; shape: unknown } };
@@ -188,17 +189,20 @@ describe("the service's procedures, against tRPC's own path, on SQLite", () => {
       const headers: Record<string, string> = {};
       return {
         identity,
-        authRetryAfterSeconds: 0,
+        identityRefusal: identity === null ? keyRefusal(false) : null,
+        budget: null,
         idempotencyKey: {},
-        authFault: null,
         keyRateLimiter: null,
         storage: new StorageHealth(),
-        retryAfter: (seconds) => void (headers['retry-after'] = String(seconds)),
-        rateLimit: (decision) => void (headers.ratelimit = JSON.stringify(decision)),
-        noteReplayed: () => void (headers['idempotent-replayed'] = 'true'),
-        setNextPage: (next) => void (headers.link = JSON.stringify(next)),
         pets: createPetRepository(database.sql),
         idempotency: createIdempotencyStore(database.sql, 60_000),
+        reply: headers,
+        writer: {
+          refused: (_reply, refusal) => void (headers.refused = refusal.reason),
+          rateLimit: (_reply, decision) => void (headers.ratelimit = JSON.stringify(decision)),
+          replayed: () => void (headers['idempotent-replayed'] = 'true'),
+        },
+        nextPage: (_reply, next) => void (headers.link = JSON.stringify(next)),
         headers,
       };
     };

@@ -3,7 +3,8 @@
 // database outage) once: those choose their databases themselves. test/global-setup.ts provides the
 // PostgreSQL server for the whole run. The suites through PgBouncer (test/pgbouncer/, and the
 // behaviour suites once more) need Debian's pgbouncer: `npm run test:pgbouncer`
-// (test/vitest.pgbouncer.config.ts), not part of this run.
+// (test/vitest.pgbouncer.config.ts), not part of this run; nor are the suites behind HAProxy
+// (test/haproxy/, `npm run test:haproxy`).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -29,7 +30,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
       { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**'] } },
+      {
+        extends: true,
+        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },
+      },
     ],
   },
 });

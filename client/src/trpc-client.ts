@@ -8,7 +8,7 @@
 // a header, one per HTTP request, so mutations are not batched.
 import { createTRPCClient, httpBatchLink, httpLink, retryLink, splitLink, type TRPCClient, type TRPCLink } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
-import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH } from '../../src/http/request-limits.js';
+import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH } from '../../src/http/request-head-limits.js';
 import type { AppRouter } from './app-router.js';
 import { DEFAULT_RETRY_POLICY, IDEMPOTENCY_KEY_CONTEXT, retryDelayMs, type RetryPolicy } from './retries.js';
 

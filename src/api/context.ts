@@ -7,7 +7,7 @@ import { parseIdempotencyKey } from '../idempotency/idempotency-store.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
-import type { CallerCheck } from './refusals.js';
+import type { CallerCheck, Refusal } from './refusals.js';
 
 /** The services every request's procedures share, made once at start-up (src/app.ts). */
 interface ContextServices {
@@ -22,6 +22,8 @@ interface ContextServices {
 /** What the factory reads of a request: authentication's findings and the headers (a Fastify request is one). */
 interface ContextRequest extends CallerCheck {
   headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The per-key limit's decision when the surface has already taken it for the whole request (a tRPC batch). */
+  budget: LimitDecision | null;
 }
 
 /** A list's next page, as the input values that reach it. */
@@ -29,50 +31,51 @@ export type NextPageInput = Record<string, string | number | undefined>;
 
 /**
  * How a surface writes what a procedure reports beyond the body onto its answer (`TAnswer`: the
- * surface's reply). The same for both surfaces; src/app.ts writes them as headers.
+ * surface's reply). Made once per surface (src/app.ts); a procedure calls it with `ctx.reply`.
  */
 export interface AnswerWriter<TAnswer> {
-  /** The caller may try again in this many seconds (a 429 or 503): Retry-After. */
-  retryAfter(answer: TAnswer, seconds: number): void;
-  /** The per-key limit's decision for this call: the RateLimit headers. */
+  /** The call was refused (src/api/refusals.ts): recorded for the metrics and the log, and its Retry-After. */
+  refused(answer: TAnswer, refusal: Refusal): void;
+  /** The per-key limit's decision for this request: the RateLimit headers. */
   rateLimit(answer: TAnswer, decision: LimitDecision, windowMs: number): void;
   /** An idempotent create replayed its first answer: `Idempotent-Replayed: true`. */
   replayed(answer: TAnswer): void;
 }
 
-/** A surface's link to a list's next page (REST: a `Link: <…>; rel="next"` header); tRPC has none. */
-export type NextPageWriter<TAnswer> = (answer: TAnswer, input: NextPageInput) => void;
-
-const noNextPageLink = (_input: NextPageInput): void => {};
+/**
+ * A surface's link to a list's next page (REST: a `Link: <…>; rel="next"` header); tRPC has none.
+ * Written as a method's type, so that a surface's writer fits `Context`, whose answer is `unknown`.
+ */
+export type NextPageWriter<TAnswer> = { write(answer: TAnswer, input: NextPageInput): void }['write'];
 
 /**
  * Makes `createContext(request, answer, nextPage?)`, the per-request context maker of both surfaces:
  * `answer` is the surface's reply, `nextPage` what that surface makes of a list's next page, given
- * when the context is made.
+ * when the context is made. A plain object of facts and shared services: no closure per request.
  */
 export function contextFactory<TAnswer>({ pets, idempotency, keyRateLimiter, storage }: ContextServices, writer: AnswerWriter<TAnswer>) {
-  return (request: ContextRequest, answer: TAnswer, nextPage?: NextPageWriter<TAnswer>) => ({
+  return (request: ContextRequest, answer: TAnswer, nextPage: NextPageWriter<TAnswer> | null = null) => ({
     /** The verified API key behind the request, or null when it had none or a bad one. */
     identity: request.identity,
-    /** When the caller's address made too many failed attempts: seconds until it may try again. */
-    authRetryAfterSeconds: request.authRetryAfterSeconds,
-    /** The database could not check the caller's key: answered 503 (src/api/refusals.ts). */
-    authFault: request.authFault,
+    /** Why the request has no identity (authentication decided it); null when it has one. */
+    identityRefusal: request.identityRefusal,
+    /** The per-key limit's decision when already taken for the whole request; null: the middleware takes it. */
+    budget: request.budget,
     /** The request's Idempotency-Key header, parsed (only createPet uses it). */
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,
     storage,
     pets,
     idempotency,
-    // What the answer says beyond its body, reported as facts; the surface writes them.
-    retryAfter: (seconds: number): void => writer.retryAfter(answer, seconds),
-    rateLimit: (decision: LimitDecision, windowMs: number): void => writer.rateLimit(answer, decision, windowMs),
-    noteReplayed: (): void => writer.replayed(answer),
+    /** The surface's answer, for `writer` and `nextPage`. */
+    reply: answer,
+    /** Writes what the answer says beyond its body (Retry-After, RateLimit, a replay), as the surface does. */
+    writer,
     /**
      * Says that a list has a next page, reached with these input values: REST answers with a
      * `Link: <…>; rel="next"` header to it; tRPC clients page with the input themselves (docs/api.md).
      */
-    setNextPage: nextPage ? (input: NextPageInput): void => nextPage(answer, input) : noNextPageLink,
+    nextPage,
   });
 }
 

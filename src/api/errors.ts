@@ -3,16 +3,18 @@
 // request, a database fault), an error becomes an `ErrorAnswer` (status and message), which leaves
 // either as the REST envelope `{ code, message, status }` (spec section 7), or in tRPC's own error
 // shape under /trpc, made by tRPC's getErrorShape with this module's formatter, so that tRPC
-// clients decode it (test/trpc-wire.test.ts holds it to tRPC's own handler). The surfaces only
-// choose the shape and send it.
+// clients decode it (test/trpc-wire.test.ts holds it to tRPC's own handler). A service's
+// DomainError and a refusal become tRPC errors here too. The surfaces choose the shape and send it
+// (src/http/error-senders.ts).
 //
 // An unexpected error (500) never carries its message, which can name internals (SQL, files): that
 // is for the log. A 503 keeps its message: only our own code answers 503, with a sentence written
 // for the caller.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { z } from 'zod';
+import { DomainError, type DomainErrorKind } from '../domain/domain-errors.js';
 import { REFUSAL_CODES, type Refusal } from './refusals.js';
 import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
 
@@ -161,53 +163,6 @@ export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   return { code: ERROR_CODES[known], message: publicMessage(known, message), status: known };
 }
 
-export function sendEnvelope(reply: FastifyReply, { status, message }: ErrorAnswer): FastifyReply {
-  const envelope = errorEnvelope(status, message);
-  return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
-}
-
-export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return sendEnvelope(reply, { status, message });
-}
-
-/** A path no route serves: 404 in the envelope, on every server and surface but /trpc. */
-export function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
-}
-
-/** No route for this method: 405 with `Allow` when the path is served with `allowed`, else 404. */
-export function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): FastifyReply {
-  if (allowed.length === 0) return sendNoSuchResource(request, reply);
-  reply.header('allow', allowed.join(', '));
-  const [last, ...others] = [...allowed].reverse();
-  const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
-  return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
-}
-
-const RAW_REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  405: 'Method Not Allowed',
-  408: 'Request Timeout',
-  431: 'Request Header Fields Too Large',
-};
-
-/** A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused. */
-function rawHttpResponse(answer: ClientErrorAnswer, contentType: string, body: string): string {
-  const reason = RAW_REASONS[answer.status] ?? 'Bad Request';
-  return (
-    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n${answer.allow ? `Allow: ${answer.allow}\r\n` : ''}` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${answer.isHead ? '' : body}`
-  );
-}
-
-/**
- * The envelope in a whole response, for requests so malformed that Node's parser refused them
- * before Fastify saw a request (Fastify's own answer there is another body shape).
- */
-export function rawHttpErrorResponse(answer: ClientErrorAnswer): string {
-  return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)));
-}
-
 // ---------------------------------------------------------------------------------------------
 // tRPC's shape out.
 
@@ -219,9 +174,6 @@ export function formatTrpcError<TShape extends { message: string; data: { httpSt
   const message = publicMessage(shape.data.httpStatus, shape.message);
   return message === shape.message ? shape : { ...shape, message };
 }
-
-/** tRPC's headers on every JSON answer (resolveResponse). */
-export const TRPC_JSON_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' } as const;
 
 /** The tRPC code for a status; tRPC has none for 431 (its shape says BAD_REQUEST, with httpStatus 431). */
 function trpcCodeOf(status: number): TRPC_ERROR_CODE_KEY {
@@ -241,7 +193,7 @@ export interface TrpcCall<TContext> {
 export function trpcErrorShapes<TContext>(router: AnyTRPCRouter) {
   const trpc = trpcInternals<TContext>(router);
 
-  /** The JSON text of an error of the request as a whole; `httpStatus` is the real status, also where tRPC has no code for it. */
+  /** `httpStatus` is the real status, also where tRPC has no code for it. */
   function requestBody({ status, message }: ErrorAnswer): string {
     const shape = trpc.errorShape({
       error: new TRPCError({ code: trpcCodeOf(status), message }),
@@ -262,36 +214,38 @@ export function trpcErrorShapes<TContext>(router: AnyTRPCRouter) {
 
     /** A refusal of one call, as tRPC would answer it from the middleware. */
     refusedCall(refusal: Refusal, call: TrpcCall<TContext>): TrpcResponseItem {
-      return { error: trpc.errorShape({ error: new TRPCError(refusal), ...call }) };
+      return { error: trpc.errorShape({ error: trpcErrorOfRefusal(refusal), ...call }) };
     },
 
     /** A refusal of a whole request (a batch or a stream): one error, without a procedure's path. */
     refusedRequest(refusal: Refusal): string {
       return trpc.serializeResponse({
-        error: trpc.errorShape({ error: new TRPCError(refusal), type: 'unknown', path: undefined, input: undefined, ctx: undefined }),
+        error: trpc.errorShape({ error: trpcErrorOfRefusal(refusal), type: 'unknown', path: undefined, input: undefined, ctx: undefined }),
       });
     },
 
-    /** Sends an error of the request as a whole (no procedure ran), as tRPC's handler sends JSON. */
-    send(reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
-      return sendTrpcJson(reply, answer.status, TRPC_JSON_HEADERS, requestBody(answer));
-    },
-
-    /** A whole HTTP response for a request Node's parser refused. */
-    rawResponse(answer: ClientErrorAnswer): string {
-      return rawHttpResponse(answer, TRPC_JSON_HEADERS['content-type'], requestBody(answer));
-    },
+    /** The JSON text of an error of the request as a whole (no procedure ran): the body tRPC's handler sends. */
+    requestBody,
   };
 }
 
-/** tRPC's JSON text is already serialized: sent as it is. */
-const asIs = (text: string) => text;
+// ---------------------------------------------------------------------------------------------
+// Services' errors and refusals as tRPC errors.
 
-/**
- * Sends tRPC's JSON text as tRPC's handler does: `Content-Type: application/json` exactly. Fastify
- * appends `; charset=utf-8` to a string body unless the reply has a serializer of its own; the
- * text goes out as a string, in one write with the head (a Buffer would be a copy and a second chunk).
- */
-export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
-  return reply.code(status).headers(headers).serializer(asIs).send(text);
+/** tRPC's code for each kind of DomainError (src/domain/domain-errors.ts); the HTTP status is tRPC's for it. */
+const DOMAIN_ERROR_CODES: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
+  invalid: 'BAD_REQUEST',
+  not_found: 'NOT_FOUND',
+  unprocessable: 'UNPROCESSABLE_CONTENT',
+};
+
+/** A service's DomainError as the TRPCError both surfaces answer; null for anything else. */
+export function trpcErrorOfServiceError(cause: unknown): TRPCError | null {
+  if (!(cause instanceof DomainError)) return null;
+  return new TRPCError({ code: DOMAIN_ERROR_CODES[cause.kind], message: cause.message, cause });
+}
+
+/** A refusal (src/api/refusals.ts) thrown from a procedure. */
+export function trpcErrorOfRefusal(refusal: Refusal, cause?: unknown): TRPCError {
+  return new TRPCError({ code: refusal.code, message: refusal.message, cause });
 }

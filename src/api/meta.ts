@@ -7,7 +7,7 @@ import type { Deprecation } from '../domain/deprecation.js';
 export type ApiMeta = OpenApiMeta<{
   /** The REST status of a success, when it is not 200 (e.g. 201 for a create). */
   successStatus?: 201;
-  /** Marks the operation deprecated; src/http/deprecation.ts announces it on the wire. */
+  /** Marks the operation deprecated; src/http/deprecation-headers.ts announces it on the wire. */
   deprecation?: Deprecation;
   /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (Context.setNextPage). */
   nextPageLink?: true;

@@ -2,7 +2,7 @@
 // from their `openapi` metadata (spec section 4).
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { callerOf, protectedProcedure, router } from './trpc.js';
+import { protectedProcedure, router } from './trpc.js';
 import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
 import { createPetRepository } from '../pets/pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from '../domain/pet-schemas.js';
@@ -49,7 +49,8 @@ export const petsRouter = router({
     .query(async ({ ctx, input }) => {
       const pets = await ctx.pets.list(input);
       // A full page may have more after it; a shorter one is the last.
-      if (pets.length === input.limit) ctx.setNextPage({ limit: input.limit, status: input.status, after: pets[pets.length - 1]!.id });
+      if (pets.length === input.limit)
+        ctx.nextPage?.(ctx.reply, { limit: input.limit, status: input.status, after: pets[pets.length - 1]!.id });
       return pets;
     }),
 
@@ -85,13 +86,13 @@ export const petsRouter = router({
       if (!key) return ctx.pets.create(input);
       // A retry with the same Idempotency-Key replays the first answer and creates nothing.
       const { result, replayed } = await ctx.idempotency.run({
-        scope: callerOf(ctx).keyId,
+        scope: ctx.identity.keyId,
         operation: 'createPet',
         key,
         request: input,
         perform: (transaction) => createPetRepository(transaction).create(input),
       });
-      if (replayed) ctx.noteReplayed();
+      if (replayed) ctx.writer.replayed(ctx.reply);
       return result;
     }),
 

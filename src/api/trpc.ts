@@ -1,11 +1,10 @@
-// The only place that calls initTRPC. It exports the building blocks the routers use.
-import { initTRPC, TRPCError } from '@trpc/server';
-import type { ApiKeyIdentity } from '../auth/api-keys.js';
+// The only place that calls initTRPC. It exports the building blocks the routers and their callers use.
+import { initTRPC, type TRPCError } from '@trpc/server';
 import { databaseFault } from '../db/database-errors.js';
 import type { Context } from './context.js';
-import { formatTrpcError } from './errors.js';
+import { formatTrpcError, trpcErrorOfRefusal, trpcErrorOfServiceError } from './errors.js';
 import type { ApiMeta } from './meta.js';
-import { databaseFaultRefusal, identityRefusal, keyRateLimitRefusal, type Refusal } from './refusals.js';
+import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal, type Refusal } from './refusals.js';
 
 const t = initTRPC.context<Context>().meta<ApiMeta>().create({
   // Never put stack traces in responses, whatever NODE_ENV says.
@@ -17,55 +16,57 @@ const t = initTRPC.context<Context>().meta<ApiMeta>().create({
 /** Builds a router; one per domain (src/api/pets-router.ts), merged in src/api/root-router.ts. */
 export const router = t.router;
 
-/** A refusal thrown from a procedure, its Retry-After reported to the context. */
+/**
+ * Calls the router's procedures in-process, with a context made by src/api/context.ts: the same
+ * middleware, validation and errors as over HTTP, without a socket (test/api/ uses it).
+ */
+export const createCallerFactory = t.createCallerFactory;
+
+/** A refusal thrown from a procedure, told to the surface (recorded for the metrics and the log, Retry-After). */
 function refuse(ctx: Context, refusal: Refusal, cause?: unknown): TRPCError {
-  if (refusal.retryAfterSeconds !== undefined) ctx.retryAfter(refusal.retryAfterSeconds);
-  return new TRPCError({ code: refusal.code, message: refusal.message, cause });
+  ctx.writer.refused(ctx.reply, refusal);
+  return trpcErrorOfRefusal(refusal, cause);
 }
 
 /**
- * A database fault in a call's result becomes its 503 (src/api/refusals.ts), on both surfaces. Every
- * outcome of a mutation is also told to the storage health (/readyz).
+ * A call's failure, as both surfaces answer it: a database fault becomes its 503 (src/api/refusals.ts),
+ * a service's DomainError its status (src/api/errors.ts). Every outcome of a mutation is also told to
+ * the storage health (/readyz).
  */
-function databaseFaultAs503<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, type: string, result: T): T {
+function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, type: string, result: T): T {
   if (result.ok) {
     if (type === 'mutation') ctx.storage.noteWriteCommitted();
     return result;
   }
-  const fault = result.error ? databaseFault(result.error.cause) : null;
-  if (fault === null) return result;
-  ctx.storage.noteFault(fault);
-  throw refuse(ctx, databaseFaultRefusal(fault), result.error!.cause);
+  const cause = result.error?.cause;
+  const fault = cause === undefined ? null : databaseFault(cause);
+  if (fault !== null) {
+    ctx.storage.noteFault(fault);
+    throw refuse(ctx, databaseFaultRefusal(fault), cause);
+  }
+  const mapped = trpcErrorOfServiceError(cause);
+  if (mapped) throw mapped;
+  return result;
 }
 
 /**
- * For procedures that need a valid API key (all of the contract's): the identity check
- * (src/api/refusals.ts, the same the surfaces make before reading a body), then the per-key rate
- * limit, then the procedure with the 503 mapping above. Both run before input validation, so a
- * caller without a key learns nothing about the input rules, and every call counts, on either
- * surface. One middleware, not three: tRPC copies the call's options at each one, a measurable
- * share of a small request.
+ * For procedures that need a valid API key (all of the contract's): the identity authentication
+ * decided for the request (refused with its reason, the same the surfaces answer before reading a
+ * body), then the per-key rate limit, taken once per request (a tRPC batch's was taken for the
+ * whole batch: `ctx.budget`), then the procedure with the failures mapped above. Both run before
+ * input validation, so a caller without a key learns nothing about the input rules, and every call
+ * counts, on either surface. The context reaches the procedure narrowed: `ctx.identity` is the caller.
  */
 export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
-  const refusal = identityRefusal(ctx);
-  if (refusal !== null) throw refuse(ctx, refusal);
-  if (ctx.keyRateLimiter) {
-    // The one place a request is counted against its key's budget, and refused past it.
-    const taken = ctx.keyRateLimiter.take(ctx.identity!.keyId);
-    const decision = taken instanceof Promise ? await taken : taken; // in memory: no extra tick
-    ctx.rateLimit(decision, ctx.keyRateLimiter.windowMs);
-    if (!decision.allowed) throw refuse(ctx, keyRateLimitRefusal(decision));
+  const { identity } = ctx;
+  if (identity === null) throw refuse(ctx, ctx.identityRefusal ?? keyRefusal(false));
+  const limiter = ctx.keyRateLimiter;
+  let budget = ctx.budget;
+  if (budget === null && limiter !== null) {
+    const taken = limiter.take(identity.keyId);
+    budget = taken instanceof Promise ? await taken : taken; // in memory: no extra tick
+    ctx.writer.rateLimit(ctx.reply, budget, limiter.windowMs);
   }
-  // No `ctx` to next(): tRPC would copy the whole context for it.
-  return databaseFaultAs503(ctx, type, await next());
+  if (budget !== null && !budget.allowed) throw refuse(ctx, keyRateLimitRefusal(budget));
+  return mapFailure(ctx, type, await next({ ctx: { identity } }));
 });
-
-/**
- * The caller of a protectedProcedure (its middleware has refused every call without one). The
- * middleware does not narrow `ctx.identity` through next({ ctx }), which would copy the context.
- */
-export function callerOf(ctx: Context): ApiKeyIdentity {
-  const refusal = identityRefusal(ctx);
-  if (refusal !== null) throw refuse(ctx, refusal);
-  return ctx.identity!;
-}

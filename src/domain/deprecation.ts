@@ -1,5 +1,5 @@
 // An operation's deprecation: when it was deprecated, when it goes away, and where its replacement
-// is documented. Procedures carry it in their meta (ApiMeta, src/api/meta.ts); src/http/deprecation.ts says
+// is documented. Procedures carry it in their meta (ApiMeta, src/api/meta.ts); src/http/deprecation-headers.ts says
 // how it is announced on the wire.
 export interface Deprecation {
   /** When the operation became deprecated. */

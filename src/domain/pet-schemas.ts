@@ -12,7 +12,7 @@ export const DEFAULT_PET_STATUS = 'available' satisfies PetStatus;
 /** The page size of `listPets` when `limit` is omitted, and its bounds (spec section 8). */
 const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
 
-/** Names are 1 to 100 characters (the spec sets no limit; README "Decisions"). */
+/** Names are 1 to 100 characters (the spec sets no limit; docs/decisions.md, "Length limit on `name`"). */
 const NAME_MAX_LENGTH = 100;
 
 export const PetStatus = z

@@ -1,6 +1,5 @@
-// Puts the caller's identity on every request (`request.identity`, null when the key is missing or
-// wrong), so that both surfaces see the same answer; src/api/refusals.ts decides what a request
-// without one is refused with, and `prepareRefusal` below readies the surfaces' early answer.
+// Decides who is calling, once per request, so that both surfaces see the same answer;
+// `prepareRefusal` below readies the surfaces' early answer to a request without an identity.
 //
 // It also limits wrong keys per client address (src/limits/client-address.ts): the attempt is
 // counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
@@ -13,23 +12,26 @@
 // the address is not locked out, so that a genuine client's many concurrent requests do not use
 // it up while their lookups are in flight.
 //
-// A database fault while checking a stored key (unreachable, disk full) is not a wrong key: the
-// request is marked with it (`request.authFault`) and the surfaces answer 503 with Retry-After.
+// What it decides is put on the request once: `identity`, or `identityRefusal` (src/api/refusals.ts:
+// 401, 429 while the address is locked out, or 503 when the database could not check a stored key,
+// which is not a wrong key); the surfaces and the procedures' middleware answer with it.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Refusal } from '../api/refusals.js';
+import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, type Refusal } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
-import { databaseFault, type DatabaseFault } from '../db/database-errors.js';
+import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
-import type { Limiter } from '../limits/fixed-window-limiter.js';
+import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     identity: ApiKeyIdentity | null;
-    /** Seconds this address must wait after too many failed attempts; 0 when it may try. */
-    authRetryAfterSeconds: number;
-    /** The database could not check the key: the request is answered 503. */
-    authFault: DatabaseFault | null;
+    /** Why the request has no identity (401, 429 for a locked-out address, 503); null when it has one. */
+    identityRefusal: Refusal | null;
+    /** The refusal this request was answered with, recorded where it was decided (metrics and log read it). */
+    refusal: Refusal | null;
+    /** The per-key limit's decision for this request, taken once (src/api/trpc.ts; a batch's in src/http/trpc-plugin.ts). */
+    budget: LimitDecision | null;
   }
 }
 
@@ -66,6 +68,8 @@ interface Outcome {
   retryAfterSeconds: number;
 }
 
+type Standing = LimitDecision | Promise<LimitDecision>;
+
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
   /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
@@ -97,16 +101,17 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
 
   /**
    * A key being checked for another request from this address right now (its answer is shared),
-   * or seen valid recently (checked again, for revocation, without taking from the budget unless
-   * the address is locked out). Neither adds a guess; a wrong answer counts as a failure after.
+   * or seen valid recently: looked up once more (revocation), without taking from the budget
+   * unless the address is locked out (`standing`: the address's standing, peeked once per request).
+   * Neither adds a guess; a wrong answer (revoked since) counts as a failure after.
    */
-  async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined): Promise<Outcome> {
+  async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined, standing: Standing): Promise<Outcome> {
     let outcome: Outcome;
     if (pending) {
       outcome = await pending;
     } else {
-      const standing = await failureLimiter.peek(address);
-      if (lockedOut(standing, address, digest)) return { identity: null, retryAfterSeconds: standing.resetSeconds };
+      const decided = standing instanceof Promise ? await standing : standing;
+      if (lockedOut(decided, address, digest)) return { identity: null, retryAfterSeconds: decided.resetSeconds };
       outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
     }
     if (outcome.identity) provenFrom.add(`${address} ${digest}`);
@@ -118,94 +123,82 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   }
 
   app.decorateRequest('identity', null);
-  app.decorateRequest('authRetryAfterSeconds', 0);
-  app.decorateRequest('authFault', null);
+  app.decorateRequest('identityRefusal', null);
+  app.decorateRequest('refusal', null);
+  app.decorateRequest('budget', null);
 
   // A callback-style hook: the common request (an API_KEYS key seen valid, limits in memory) is
   // decided without a promise; anything that must wait (a stored key's lookup) goes through `check`.
+  // The address's standing is peeked once per request and handed on.
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
-    if (header === undefined || header.trim() === '') return done(); // nothing to check, nothing guessed
+    if (header === undefined || header.trim() === '') {
+      request.identityRefusal = keyRefusal(false); // nothing to check, nothing guessed
+      return done();
+    }
     const address = clientLimitKey(clientAddress(request));
     const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
-    if (digest !== null && knownValid.has(digest) && (checking.size === 0 || !checking.has(`${address} ${digest}`))) {
-      const standing = failureLimiter.peek(address);
-      if (!(standing instanceof Promise)) {
+    const inFlightKey = `${address} ${digest}`;
+    const pending = digest === null || checking.size === 0 ? undefined : checking.get(inFlightKey);
+    if (digest !== null && (pending || knownValid.has(digest))) {
+      const standing = pending ? NOT_ASKED : failureLimiter.peek(address);
+      if (!pending && !(standing instanceof Promise)) {
         if (lockedOut(standing, address, digest)) {
-          request.authRetryAfterSeconds = standing.resetSeconds;
+          request.identityRefusal = lockedOutRefusal(standing.resetSeconds);
           return done();
         }
         // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
         const identity = verifier.matchEnvKey(digest);
         if (identity) {
-          provenFrom.add(`${address} ${digest}`);
+          provenFrom.add(inFlightKey);
           request.identity = identity;
           return done();
         }
       }
+      return settle(request, laterCheck(address, digest, pending, standing), done);
     }
-    check(request, address, digest).then(() => done(), done);
+    const outcome = firstCheck(address, digest);
+    if (digest !== null) {
+      checking.set(inFlightKey, outcome);
+      outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
+    }
+    settle(request, outcome, done);
   });
-
-  async function check(request: FastifyRequest, address: string, digest: string | null): Promise<void> {
-    const inFlightKey = `${address} ${digest}`;
-    const pending = digest === null ? undefined : checking.get(inFlightKey);
-    if (digest !== null && !pending && knownValid.has(digest)) {
-      // A key seen valid, from an address not locked out, that the hook could not decide at once (a
-      // stored key, or limits in Redis): checked again, for revocation, taking nothing from the budget.
-      const peeked = failureLimiter.peek(address);
-      const standing = peeked instanceof Promise ? await peeked : peeked;
-      if (lockedOut(standing, address, digest)) {
-        request.authRetryAfterSeconds = standing.resetSeconds;
-        return;
-      }
-      try {
-        request.identity = await verifier.authenticateDigest(digest);
-      } catch (error) {
-        noteFault(request, error);
-        return;
-      }
-      if (request.identity) return;
-      provenFrom.delete(`${address} ${digest}`); // revoked since
-    }
-    let outcome: Promise<Outcome>;
-    if (digest !== null && (pending || knownValid.has(digest))) {
-      outcome = laterCheck(address, digest, pending);
-    } else {
-      outcome = firstCheck(address, digest);
-      if (digest !== null) {
-        checking.set(inFlightKey, outcome);
-        outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
-      }
-    }
-    try {
-      const { identity, retryAfterSeconds } = await outcome;
-      request.identity = identity;
-      request.authRetryAfterSeconds = retryAfterSeconds;
-    } catch (error) {
-      noteFault(request, error);
-    }
-  }
 };
 
-/** A database fault while checking a key marks the request (503); anything else is a bug and propagates. */
-function noteFault(request: FastifyRequest, error: unknown): void {
-  const fault = databaseFault(error);
-  if (fault === null) throw error;
-  request.authFault = fault;
-  request.log.warn({ err: error }, 'the database could not check an API key');
+/** A standing never read (a pending check's answer is shared instead). */
+const NOT_ASKED: LimitDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetSeconds: 0 });
+
+/** Puts a check's outcome on the request: its identity, or why it has none. */
+function settle(request: FastifyRequest, outcome: Promise<Outcome>, done: (error?: Error) => void): void {
+  outcome.then(
+    ({ identity, retryAfterSeconds }) => {
+      request.identity = identity;
+      if (identity === null) request.identityRefusal = retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true);
+      done();
+    },
+    (error: unknown) => {
+      // A database fault while checking a key marks the request (503); anything else is a bug and propagates.
+      const fault = databaseFault(error);
+      if (fault === null) return done(error as Error);
+      request.identityRefusal = databaseFaultRefusal(fault);
+      request.log.warn({ err: error }, 'the database could not check an API key');
+      done();
+    },
+  );
 }
 
 /** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route. */
 export const authentication = fp(plugin, { name: 'authentication' });
 
 /**
- * Readies the answer to a request refused before its body is read (src/api/refusals.ts): its
- * Retry-After, and Node asked to close the connection once the answer is sent, so that the rest of
+ * Readies the answer to a request refused before its body is read (src/api/refusals.ts): the
+ * refusal recorded on the request (for the metrics and the log), its Retry-After, and Node asked to close the connection once the answer is sent, so that the rest of
  * the body is never read (a client trickling a large body would otherwise hold the connection
  * while Node drains it to reach the next request). The surface then sends its own body.
  */
 export function prepareRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
+  request.refusal = refusal;
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
   const { headers } = request;
   const announcesBody =

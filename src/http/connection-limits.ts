@@ -8,22 +8,38 @@
 //   longest (a keep-alive connection between requests, or one that has sent nothing yet), and is
 //   refused only when none is idle.
 // A refused connection is destroyed at once: no answer is written, so refusing costs next to
-// nothing. Requests in flight are never cut.
+// nothing. Requests in flight are never cut by these caps.
 //
-// Pipelining is bounded too: at most `maxInFlightPerConnection` requests of a connection are
-// handed to the app at once; the next wait, and Node's parser stops reading the connection (as
-// Node itself does when answers pile up unread), so that TCP backpressure reaches a client that
-// pipelines without reading; it reads again as answers finish.
+// What one connection holds is bounded too, however slowly it reads (docs/operations.md, "What a
+// connection holds"):
+// - at most `maxInFlightPerConnection` of its requests are in the app at once, each counted until
+//   its answer is handed to the kernel, so an answer waiting behind an unread one still counts. The
+//   next request also waits while the socket has more unsent output than its high-water mark
+//   (`writableNeedDrain`, until its 'drain'). A waiting request stops the reading of its connection
+//   (`socket.pause()`), so that TCP backpressure reaches a client that pipelines without reading.
+//   Node's HTTP server pauses such a connection too, but resumes it as soon as the answers not yet
+//   on the socket fall under the high-water mark; so while requests wait here, a 'resume' listener
+//   pauses it again (docs/architecture.md, departures);
+// - an answer that stops moving (the peer takes no byte of it for `sendTimeoutMs`, nginx's
+//   `send_timeout`) ends its connection;
+// - the unsent output of all connections together is bounded (`maxUnsentBytes`): over it, the
+//   connections whose answers moved least recently are closed first.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Requests of one connection handed to the app at once (browsers do not pipeline at all). */
+/** Requests of one connection in the app at once (browsers do not pipeline at all). */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 8;
+
+/** Unsent answers of all connections together, in bytes; over it, the slowest connections are closed. */
+export const MAX_UNSENT_BYTES = 64 * 1024 * 1024;
 
 export interface ConnectionLimitSettings {
   total: number;
   perAddress: number;
   maxInFlightPerConnection: number;
+  /** An answer the peer takes no byte of for this long ends its connection. */
+  sendTimeoutMs: number;
+  maxUnsentBytes: number;
 }
 
 /** What the limits did so far (for /metrics). */
@@ -31,21 +47,24 @@ export interface ConnectionCounts {
   open: number;
   refused: number;
   reclaimed: number;
-}
-
-/** Node's own fields for pausing a connection's parser (node:_http_server), used the way Node uses them. */
-interface HttpSocket extends Socket {
-  _paused?: boolean;
-  parser?: { pause(): void; resume(): void } | null;
+  /** Connections closed because an answer stopped moving for the send timeout. */
+  sendTimeouts: number;
+  /** Connections closed because all connections' unsent answers were over `maxUnsentBytes`. */
+  unsentReclaimed: number;
 }
 
 interface Tracked {
   address: string;
-  inFlight: number;
-  /** Paused by us (too many requests in flight), not by Node. */
+  /** Answers of requests handed to the app, until each is handed to the kernel ('close'). */
+  inFlight: Set<ServerResponse>;
+  /** Reading stopped here (requests are waiting), not by Node. */
   held: boolean;
-  /** Requests parsed beyond the bound, served in order as others finish. */
+  /** Requests parsed beyond the bounds, served in order as answers leave. */
   waiting: Array<[IncomingMessage, ServerResponse]>;
+  /** Bytes the kernel had taken from the socket at the last sweep. */
+  sent: number;
+  /** When that last grew, or when the socket last had nothing to send. */
+  movedAt: number;
 }
 
 export function limitConnections(server: Server, settings: ConnectionLimitSettings): () => ConnectionCounts {
@@ -53,7 +72,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   /** Idle connections, the longest idle first (a Map keeps insertion order). */
   const idle = new Set<Socket>();
   const perAddress = new Map<string, number>();
-  const counts = { refused: 0, reclaimed: 0 };
+  const counts = { refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 };
 
   function markIdle(socket: Socket): void {
     idle.delete(socket);
@@ -72,11 +91,18 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
       longestIdle.destroy();
     }
     perAddress.set(address, fromAddress + 1);
-    tracked.set(socket, { address, inFlight: 0, held: false, waiting: [] });
+    const state: Tracked = { address, inFlight: new Set(), held: false, waiting: [], sent: 0, movedAt: performance.now() };
+    tracked.set(socket, state);
     markIdle(socket);
+    // Node's HTTP server resumes a connection it paused once its queued answers are small, and its
+    // own 'resume' listener (registered before this one) starts reading; stopped again here while
+    // requests wait, in the same tick, before a byte is read.
+    socket.on('resume', () => {
+      if (state.held) socket.pause();
+    });
+    socket.on('drain', () => serveWaiting(socket, state));
     socket.once('close', () => {
-      const state = tracked.get(socket);
-      if (state) state.waiting.length = 0; // never served: no one is left to answer
+      state.waiting.length = 0; // never served: no one is left to answer
       tracked.delete(socket);
       idle.delete(socket);
       const left = (perAddress.get(address) ?? 1) - 1;
@@ -85,45 +111,99 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     });
   });
 
-  // Fastify's handler, called here instead, so that a connection's requests beyond the bound wait.
+  // Fastify's handler, called here instead, so that a connection's requests beyond the bounds wait.
   const handlers = server.listeners('request') as Array<(request: IncomingMessage, response: ServerResponse) => void>;
   server.removeAllListeners('request');
 
-  function dispatch(state: Tracked, socket: HttpSocket, request: IncomingMessage, response: ServerResponse): void {
-    state.inFlight++;
+  function mayServe(socket: Socket, state: Tracked): boolean {
+    return state.inFlight.size < settings.maxInFlightPerConnection && !socket.writableNeedDrain;
+  }
+
+  function dispatch(state: Tracked, socket: Socket, request: IncomingMessage, response: ServerResponse): void {
+    state.inFlight.add(response);
     response.once('close', () => {
-      state.inFlight--;
-      const next = state.waiting.shift();
-      if (next) return dispatch(state, socket, next[0], next[1]);
-      if (state.held) {
-        state.held = false;
-        socket._paused = false;
-        socket.parser?.resume();
-        socket.resume();
-      }
-      if (state.inFlight === 0 && !socket.destroyed) markIdle(socket);
+      state.inFlight.delete(response);
+      serveWaiting(socket, state);
+      if (state.inFlight.size === 0 && state.waiting.length === 0 && !socket.destroyed) markIdle(socket);
     });
     for (const handler of handlers) handler.call(server, request, response);
   }
 
+  function serveWaiting(socket: Socket, state: Tracked): void {
+    while (state.waiting.length > 0 && mayServe(socket, state)) {
+      const [request, response] = state.waiting.shift()!;
+      dispatch(state, socket, request, response);
+    }
+    if (state.held && state.waiting.length === 0) {
+      state.held = false;
+      socket.resume();
+    }
+  }
+
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket as HttpSocket;
+    const socket = request.socket;
     const state = tracked.get(socket);
     if (!state) {
       for (const handler of handlers) handler.call(server, request, response);
       return;
     }
     idle.delete(socket);
-    if (state.inFlight < settings.maxInFlightPerConnection) return dispatch(state, socket, request, response);
-    // Beyond the bound: parsed, but not served yet; the parser stops after the chunk it is reading
-    // (as Node does for unread answers), so that TCP backpressure reaches the client.
+    if (state.waiting.length === 0 && mayServe(socket, state)) return dispatch(state, socket, request, response);
+    // Parsed, but not served yet; nothing more is read from the connection (the parser finishes
+    // the chunk it is reading) until the waiting requests are served.
     state.waiting.push([request, response]);
-    if (!socket._paused) {
+    if (!state.held) {
       state.held = true;
-      socket._paused = true;
       socket.pause();
     }
   });
+
+  /** Answers handed to the app and finished, but not yet on the socket (behind an earlier one). */
+  function queuedAnswerBytes(state: Tracked): number {
+    let bytes = 0;
+    for (const response of state.inFlight) if (response.socket === null) bytes += response.writableLength;
+    return bytes;
+  }
+
+  // The send timeout and the bound on unsent output, checked a few times per timeout.
+  function sweep(): void {
+    const now = performance.now();
+    let unsentTotal = 0;
+    const sending: Array<{ socket: Socket; movedAt: number; unsent: number }> = [];
+    for (const [socket, state] of tracked) {
+      const pending = socket.writableLength;
+      if (pending === 0) {
+        state.movedAt = now;
+      } else {
+        // bytesWritten counts what is still buffered; less it, what the kernel has taken.
+        const sent = socket.bytesWritten - pending;
+        if (sent !== state.sent) {
+          state.sent = sent;
+          state.movedAt = now;
+        } else if (now - state.movedAt >= settings.sendTimeoutMs) {
+          counts.sendTimeouts++;
+          socket.destroy();
+          continue;
+        }
+      }
+      const unsent = pending + queuedAnswerBytes(state);
+      if (unsent > 0) {
+        unsentTotal += unsent;
+        sending.push({ socket, movedAt: state.movedAt, unsent });
+      }
+    }
+    if (unsentTotal <= settings.maxUnsentBytes) return;
+    sending.sort((a, b) => a.movedAt - b.movedAt);
+    for (const { socket, unsent } of sending) {
+      if (unsentTotal <= settings.maxUnsentBytes) break;
+      unsentTotal -= unsent;
+      counts.unsentReclaimed++;
+      socket.destroy();
+    }
+  }
+  const sweeps = setInterval(sweep, Math.max(100, Math.min(1_000, Math.floor(settings.sendTimeoutMs / 4))));
+  sweeps.unref();
+  server.once('close', () => clearInterval(sweeps));
 
   function refuse(socket: Socket): void {
     counts.refused++;

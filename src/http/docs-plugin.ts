@@ -4,10 +4,15 @@
 // no data, and every call made from it needs a key.
 //
 // Swagger UI's deep links are `#/<tag>/<operationId>`, e.g. /v1/docs#/Pets/listPets.
+import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync } from 'fastify';
+import { dirname, extname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface DocsPluginOptions {
   /** The absolute path of the OpenAPI document the page renders. */
@@ -19,10 +24,150 @@ export interface DocsPluginOptions {
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /**
- * The files of swagger-ui-dist the page uses. The package also ships an index.html and an
- * initializer that load the public Petstore demo from the internet: those are never served.
+ * The files of swagger-ui-dist the page uses, with their content types. The package also ships an
+ * index.html and an initializer that load the public Petstore demo from the internet: those are
+ * never served.
  */
-const ASSETS = new Set(['/swagger-ui.css', '/index.css', '/swagger-ui-bundle.js', '/favicon-32x32.png', '/favicon-16x16.png']);
+const ASSET_TYPES: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'index.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
+};
+
+/** A browser reuses an asset this long without asking; after that, asking costs a 304. */
+const CACHE_CONTROL = 'public, max-age=3600';
+
+/**
+ * A larger body goes out in slices of this size, each handed to the socket once the previous one
+ * is taken: a slow reader holds one slice of the shared body, and the send timeout sees it move
+ * (src/http/connection-limits.ts).
+ */
+const SLICE_BYTES = 64 * 1024;
+
+interface Representation {
+  body: Buffer;
+  etag: string;
+}
+
+interface Asset extends Representation {
+  name: string;
+  type: string;
+  lastModified: string;
+  /** Last-Modified as a time, to the second (HTTP dates have no finer precision). */
+  modifiedMs: number;
+  /** Text: worth a gzip representation. */
+  compressible: boolean;
+  /** The gzip representation: undefined until first asked for, null while made (or if it saves nothing). */
+  gzip: Representation | null | undefined;
+}
+
+const gzipAsync = promisify(gzip);
+
+/**
+ * The assets, each read once per process into one Buffer that every answer shares: no file is
+ * opened per request, and no answer copies the body, however many are waiting to be read.
+ */
+let assets: Promise<Asset[]> | undefined;
+function loadAssets(): Promise<Asset[]> {
+  return (assets ??= Promise.all(
+    Object.entries(ASSET_TYPES).map(async ([name, type]): Promise<Asset> => {
+      const path = join(SWAGGER_UI_DIR, name);
+      const [body, { mtimeMs }] = await Promise.all([readFile(path), stat(path)]);
+      const modifiedMs = Math.floor(mtimeMs / 1000) * 1000;
+      return {
+        name,
+        type,
+        body,
+        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+        lastModified: new Date(modifiedMs).toUTCString(),
+        modifiedMs,
+        compressible: extname(name) !== '.png',
+        gzip: undefined,
+      };
+    }),
+  ));
+}
+
+/** The gzip representation if it is ready; the first call starts making it (off the event loop). */
+function gzipOf(asset: Asset): Representation | null {
+  if (asset.gzip === undefined) {
+    asset.gzip = null;
+    gzipAsync(asset.body, { level: 9 }).then(
+      (body) => {
+        if (body.length < asset.body.length) asset.gzip = { body, etag: `${asset.etag.slice(0, -1)}-gzip"` };
+      },
+      () => {}, // served uncompressed
+    );
+  }
+  return asset.gzip;
+}
+
+/** Whether Accept-Encoding takes gzip (by name or `*`, with a weight above 0). */
+function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let gzipWeight: number | undefined;
+  let anyWeight: number | undefined;
+  for (const part of header.split(',')) {
+    const [coding = '', ...parameters] = part.split(';');
+    const name = coding.trim().toLowerCase();
+    const q = parameters.map((parameter) => parameter.trim().toLowerCase()).find((parameter) => parameter.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (name === 'gzip' || name === 'x-gzip') gzipWeight = weight;
+    else if (name === '*') anyWeight = weight;
+  }
+  return (gzipWeight ?? anyWeight ?? 0) > 0;
+}
+
+/** A conditional GET the client's copy satisfies (RFC 9110 13.1: If-None-Match first, else If-Modified-Since). */
+function notModified(request: FastifyRequest, asset: Asset, etag: string): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) {
+    return ifNoneMatch.split(',').some((tag) => {
+      const opaque = tag.trim().replace(/^W\//, '');
+      return opaque === '*' || opaque === etag;
+    });
+  }
+  const since = Date.parse(request.headers['if-modified-since'] ?? '');
+  return !Number.isNaN(since) && asset.modifiedMs <= since;
+}
+
+/**
+ * The body as a stream of slices of it (no copy). An answer queued behind an earlier one on its
+ * connection (pipelined) takes no slice until Node hands it the socket ('socket'), so that it holds
+ * nothing while it waits and counts for nothing in the connection's unsent output.
+ */
+function slices(body: Buffer, response: ServerResponse): Readable {
+  let offset = 0;
+  const stream = new Readable({
+    highWaterMark: SLICE_BYTES,
+    read() {
+      if (response.socket === null) response.once('socket', pushSlice);
+      else pushSlice();
+    },
+  });
+  function pushSlice(): void {
+    const end = Math.min(offset + SLICE_BYTES, body.length);
+    stream.push(body.subarray(offset, end));
+    offset = end;
+    if (offset === body.length) stream.push(null);
+  }
+  return stream;
+}
+
+function serveAsset(asset: Asset, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const compressed = asset.compressible && acceptsGzip(request.headers['accept-encoding']) ? gzipOf(asset) : null;
+  const { body, etag } = compressed ?? asset;
+  reply.header('content-type', asset.type).header('cache-control', CACHE_CONTROL).header('etag', etag);
+  reply.header('last-modified', asset.lastModified);
+  if (compressed) reply.header('content-encoding', 'gzip');
+  if (asset.compressible) reply.header('vary', 'accept-encoding');
+  if (notModified(request, asset, etag)) return reply.code(304).send();
+  // HEAD: Fastify's HEAD route takes the length from a Buffer and sends no body.
+  if (request.method === 'HEAD' || body.length <= SLICE_BYTES) return reply.send(body);
+  return reply.header('content-length', String(body.length)).send(slices(body, reply.raw));
+}
 
 /** Swagger UI's settings; they are the page's script, so they go out as JSON, never as markup. */
 function swaggerUiConfig(documentUrl: string) {
@@ -68,10 +213,7 @@ export const docsPlugin: FastifyPluginAsync<DocsPluginOptions> = async (docs, { 
 
   docs.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
   docs.get('/init.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(init));
-  await docs.register(fastifyStatic, {
-    root: SWAGGER_UI_DIR,
-    prefix: '/assets/',
-    decorateReply: false,
-    allowedPath: (pathName) => ASSETS.has(pathName),
-  });
+  for (const asset of await loadAssets()) {
+    docs.get(`/assets/${asset.name}`, (request, reply) => serveAsset(asset, request, reply));
+  }
 };

@@ -1,21 +1,36 @@
 // Health checks for load balancers and orchestrators, at the root (not under /v1: they are not
 // part of the versioned API) and without authentication: they carry no data.
 //   GET /healthz  liveness: the process is up and serving HTTP. Restart it when this fails.
-//   GET /readyz   readiness: the database answers a trivial query in time, and writes are not
-//                 failing for lack of space (src/db/storage-health.ts). Send it traffic only
-//                 while this is 200; a 503 (in the error envelope, with Retry-After) means "not now".
+//   GET /readyz   readiness: this instance can serve. 503 while it stops (the drain, src/main.ts),
+//                 and, on a SQLite file (this instance's own storage), while the file does not
+//                 answer or writes fail for lack of space (src/db/storage-health.ts). A shared
+//                 PostgreSQL (or its pooler) does not change the status: every instance would fail
+//                 together and the balancer would answer with its own page instead of the
+//                 service's 503 with Retry-After. Its state is in the body (`database`), for
+//                 operators. The decision and its reasons: docs/decisions.md, "Readiness".
 import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
-import { sendError } from '../api/errors.js';
+import { sendError } from './error-senders.js';
 
-/** How long /readyz waits for the database: a balancer's probe should not hang on a stuck one. */
-const READINESS_TIMEOUT_MS = 2_000;
+/** How long a probe of the database may take before it counts as down. */
+const DATABASE_PROBE_TIMEOUT_MS = 2_000;
+/**
+ * How long /readyz waits for a shared database's probe before answering with the state last seen:
+ * a balancer's check times out after its interval (HAProxy: `inter`), and a slow database must not
+ * fail the instance's checks.
+ */
+const SHARED_PROBE_WAIT_MS = 250;
+
+/** What /readyz says of the database: `full` is "answers, but writes fail for lack of space". */
+type DatabaseState = 'up' | 'down' | 'full';
 
 export interface HealthPluginOptions {
-  database: Pick<Database, 'ping'>;
+  database: Pick<Database, 'ping' | 'provider'>;
   storage: Pick<StorageHealth, 'writesFailing'>;
+  /** True from the start of the stop's drain on. */
+  draining: () => boolean;
 }
 
 /** Resolves when `promise` does, rejects when it rejects or takes longer than `ms`. */
@@ -31,23 +46,49 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage }) => {
+export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage, draining }) => {
+  // A SQLite file is this instance's own; a PostgreSQL server (or pooler) is every instance's.
+  const ownStorage = database.provider === 'sqlite';
+  let lastSeen: DatabaseState = 'up';
+  let probing: Promise<DatabaseState> | null = null;
+
+  /** One probe at a time, however many checks arrive; each updates `lastSeen`. */
+  function probe(log: (error: unknown) => void): Promise<DatabaseState> {
+    probing ??= within(database.ping(), DATABASE_PROBE_TIMEOUT_MS)
+      .then(
+        (): DatabaseState => (storage.writesFailing() ? 'full' : 'up'),
+        (error: unknown): DatabaseState => {
+          log(error);
+          return 'down';
+        },
+      )
+      .then((state) => {
+        lastSeen = state;
+        probing = null;
+        return state;
+      });
+    return probing;
+  }
+
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (request, reply) => {
-    try {
-      await within(database.ping(), READINESS_TIMEOUT_MS);
-    } catch (error) {
-      // The cause is for the operator's log; the probe only needs the verdict.
-      request.log.warn({ err: error }, 'readiness check failed: the database is not answering');
+    if (draining()) {
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
+      return sendError(reply, 503, 'This instance is shutting down; send requests to another one.');
+    }
+    // The cause of a failed probe is for a debugging operator: the outage itself is logged once
+    // where requests meet it, not once per probe.
+    const current = probe((error) => request.log.debug({ err: error }, 'readiness probe: the database did not answer'));
+    const state = ownStorage ? await current : await within(current, SHARED_PROBE_WAIT_MS).catch(() => lastSeen);
+    if (ownStorage && state === 'down') {
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
       return sendError(reply, 503, 'The database is not answering; try again later.');
     }
-    if (storage.writesFailing()) {
-      request.log.warn('readiness check failed: writes are failing for lack of space');
+    if (ownStorage && state === 'full') {
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.storage));
       return sendError(reply, 503, 'Writes are failing: the database has no space left (reads are still served).');
     }
-    return { status: 'ok' };
+    return { status: 'ok', database: state };
   });
 };

@@ -7,7 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { sendUnknownRoute } from '../api/errors.js';
+import { sendUnknownRoute } from './error-senders.js';
 import { servedMethods } from './served-methods.js';
 
 /** A Fastify server of this service (HTTP/1.1, the pino logger). */

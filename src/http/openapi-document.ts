@@ -21,7 +21,7 @@ import {
   errorEnvelope,
   type ErrorAnswer,
 } from '../api/errors.js';
-import { databaseFaultRefusal, identityRefusal, keyRateLimitRefusal } from '../api/refusals.js';
+import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal } from '../api/refusals.js';
 import { KEY_REUSED_MESSAGE } from '../idempotency/idempotency-store.js';
 import type { RestRoute } from './rest-routes.js';
 
@@ -135,7 +135,7 @@ const OPERATION_EXAMPLES: Record<string, Partial<Record<number, string>>> = {
 /** Each error status's example answer, in the words the service uses, from the functions that write them. */
 const ERROR_EXAMPLES: Record<number, ErrorAnswer> = {
   400: { status: 400, message: 'body: is not valid JSON' },
-  401: answerForRefusal(identityRefusal({ identity: null, authFault: null, authRetryAfterSeconds: 0 })!),
+  401: answerForRefusal(keyRefusal(false)),
   408: answerForClientError({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
   413: answerForFastifyError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' } as FastifyError),
   415: answerForFastifyError({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' } as FastifyError),
@@ -195,7 +195,7 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
   for (const route of routes) {
     const operation = document.paths?.[route.path]?.[route.method.toLowerCase() as 'get'] as Operation | undefined;
     if (!operation) throw new Error(`The generated document has no ${route.method} ${route.path}`);
-    const success = String(route.meta.successStatus ?? 200);
+    const success = String(route.successStatus);
     const responses: Operation['responses'] = { [success]: operation.responses['200']! };
     const errors = {
       ...route.meta.openapi?.errorResponses,

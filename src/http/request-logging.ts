@@ -1,5 +1,6 @@
 // One log line per request, written when it has been answered: request id and trace context,
-// method, route pattern, URL, status, duration, the client's address and the API key's id. Fastify's default is two lines (arrival and
+// method, route pattern, URL, status, duration, the client's address, the API key's id, and why it
+// was refused when it was (the reason recorded on the request). Fastify's default is two lines (arrival and
 // completion) naming only the raw URL. Done as Fastify's LogController rather than hooks, so it
 // costs no extra promise per request; the same moment feeds the metrics (request-metrics.ts).
 // Headers are never logged, so neither is a key.
@@ -40,7 +41,7 @@ class OneLinePerRequest extends LogController {
     const elapsedMs = reply.elapsedTime; // read once: each read is a clock call
     this.recordRequest?.(request, reply, elapsedMs);
     if (error) return super.requestCompleted(error, request, reply, {});
-    const fields = {
+    const fields: Record<string, unknown> = {
       method: request.method,
       route: routeOf(request),
       url: request.url,
@@ -50,6 +51,8 @@ class OneLinePerRequest extends LogController {
       client: clientAddress(request),
       keyId: request.identity?.keyId ?? null,
     };
+    // Why it was refused, as recorded where that was decided (src/api/refusals.ts): `missing_key`, `per_key`…
+    if (request.refusal !== null) fields.refused = request.refusal.reason;
     const log = request.log;
     if (log instanceof RequestLogger) log.completed(fields, 'request completed');
     else log.info(fields, 'request completed');

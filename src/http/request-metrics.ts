@@ -2,9 +2,9 @@
 // request and its response once it has been sent; called by the request log's controller
 // (src/http/request-logging.ts), so it costs no hook of its own.
 //
-// The refusals (401, 429), idempotent replays and 503s are counted here, from the answer the
-// caller got, rather than where each is decided: one place for both surfaces, whichever hook,
-// middleware or plugin refused the request.
+// The refusals (401, 429, 503) are counted by the reason recorded on the request where each was
+// decided (`request.refusal`, src/api/refusals.ts), never re-derived from the status; idempotent
+// replays by their header.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 
@@ -48,15 +48,16 @@ export function requestRecorder(metrics: ServiceMetrics, prefixes: SurfacePrefix
     return pattern ?? request.routeOptions.url ?? ROUTE_LABELS.unmatched;
   }
 
-  /** 401, 429, 503 and replays, each in its own counter (see the top of this file). */
+  /** Refusals and replays, each in its own counter (see the top of this file). */
   function countOutcome(surface: Surface, request: FastifyRequest, reply: FastifyReply, status: number): void {
-    if (status === 401) {
-      const sent = request.headers.authorization;
-      metrics.authenticationFailed(surface, sent === undefined || sent.trim() === '' ? 'missing_key' : 'invalid_key');
-    } else if (status === 429) {
-      metrics.rateLimitRefused(surface, request.authRetryAfterSeconds > 0 ? 'auth_failures' : 'per_key');
+    const refusal = request.refusal;
+    if (refusal !== null) {
+      const reason = refusal.reason;
+      if (reason === 'missing_key' || reason === 'invalid_key') metrics.authenticationFailed(surface, reason);
+      else if (reason === 'auth_failures' || reason === 'per_key') metrics.rateLimitRefused(surface, reason);
+      else if (reason === 'database_unavailable') metrics.databaseUnavailable(surface);
     } else if (status === 503) {
-      metrics.databaseUnavailable(surface);
+      metrics.databaseUnavailable(surface); // /readyz failing (health-plugin.ts), which refuses nothing
     } else if (status < 300 && request.method === 'POST' && reply.getHeader('idempotent-replayed') === 'true') {
       metrics.idempotentReplay(surface);
     }

@@ -12,13 +12,15 @@ import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyReq
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
-import { answerForRefusal, answerForTRPCError, sendEnvelope, sendNoSuchResource, sendUnknownRoute } from '../api/errors.js';
-import { identityRefusal } from '../api/refusals.js';
+import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
+import { keyRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { parseJson } from '../domain/json-text.js';
 import { prepareRefusal } from './authentication.js';
-import { deprecationHeaders } from './deprecation.js';
+import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
+import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
+import { logFailure } from './failure-log.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
 import {
   allowedMethods,
@@ -103,13 +105,22 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
 
-  /** A procedure's error in the envelope (src/api/errors.ts); an unexpected one is logged. */
+  /** A procedure's error in the envelope (src/api/errors.ts), logged when it is a 5xx (failure-log.ts). */
   function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
-    if (error.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err: error.cause ?? error }, 'procedure failed');
-    return sendEnvelope(reply, answerForTRPCError(error));
+    const answer = answerForTRPCError(error);
+    logFailure(request.log, answer.status, error);
+    return sendEnvelope(reply, answer);
   }
-  // Built at the first request for it (see openapi-document.ts), then kept: it never changes.
+  // Built at the first request for it (see openapi-document.ts), then kept: it never changes. A
+  // build that failed is not kept: the next request tries again.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const openApiDocument = () => {
+    const building = (document ??= buildOpenApiDocument(router, routes));
+    building.catch(() => {
+      if (document === building) document = undefined;
+    });
+    return building;
+  };
 
   // JSON is the only body this API reads; without the text/plain parser Fastify answers 415.
   v1.removeContentTypeParser('text/plain');
@@ -126,7 +137,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   );
 
   // The document is public: it holds no data, and tools and people need it before they have a key.
-  v1.get('/openapi.json', async (_request, reply) => reply.send(await (document ??= buildOpenApiDocument(router, routes))));
+  v1.get('/openapi.json', async (_request, reply) => reply.send(await openApiDocument()));
   // The reference page that renders it, public for the same reason (src/http/docs-plugin.ts).
   await v1.register(docsPlugin, {
     prefix: '/docs',
@@ -152,8 +163,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         request.routePattern = pattern;
         if (deprecation) reply.headers(deprecation);
         // Before the body is read: a caller without a key learns nothing about the input rules.
-        const refusal = identityRefusal(request);
-        if (refusal !== null) {
+        if (request.identity === null) {
+          const refusal = request.identityRefusal ?? keyRefusal(false);
           prepareRefusal(request, reply, refusal);
           sendEnvelope(reply, answerForRefusal(refusal));
           return;
@@ -165,9 +176,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
     for (const route of routes) {
       const onRequest = gate(route);
       // A list's next page, as a `Link` header to this route with the next page's input (RFC 8288).
-      const nextPage: NextPageWriter<FastifyReply> | undefined = route.meta.nextPageLink
+      const nextPage: NextPageWriter<FastifyReply> | null = route.meta.nextPageLink
         ? (reply, input) => void reply.header('link', nextPageLink(route, input))
-        : undefined;
+        : null;
+      const type = route.method === 'GET' ? 'query' : 'mutation';
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
@@ -177,7 +189,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         try {
           data = await trpc.call({
             path: route.procedure,
-            type: route.method === 'GET' ? 'query' : 'mutation',
+            type,
             ctx,
             getRawInput: async () => {
               if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
@@ -187,7 +199,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         } catch (cause) {
           return sendProcedureError(request, reply, trpc.toTRPCError(cause));
         }
-        return reply.code(route.meta.successStatus ?? 200).send(data);
+        return reply.code(route.successStatus).send(data);
       };
       // The path as documented, and with a trailing slash, which the contract's clients may send.
       for (const url of [route.fastifyPath, `${route.fastifyPath}/`]) {

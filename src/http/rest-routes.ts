@@ -21,6 +21,10 @@ export interface RestRoute {
   /** The procedure's path in the router, e.g. `pets.get`. */
   procedure: string;
   meta: ApiMeta;
+  /** The status of a success (the procedure's `successStatus` meta, else 200). */
+  successStatus: number;
+  /** Every method served at this route's path (its 405's `Allow`): HEAD wherever GET is (RFC 9110 §9.3.2). */
+  allow: readonly string[];
   /** Input fields that arrive as strings (query or path parameters); empty for body methods. */
   params: ReadonlySet<string>;
   /** Those of them that are integers. */
@@ -83,7 +87,24 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
       if (fromString && field instanceof z.ZodNumber) integerParams.add(key);
     }
     const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
-    routes.push({ method, path, procedure: name, meta, params, integerParams, paramDescriptions, pattern: pathPattern(path), fastifyPath });
+    routes.push({
+      method,
+      path,
+      procedure: name,
+      meta,
+      successStatus: meta.successStatus ?? 200,
+      allow: [],
+      params,
+      integerParams,
+      paramDescriptions,
+      pattern: pathPattern(path),
+      fastifyPath,
+    });
+  }
+  for (const route of routes) {
+    route.allow = routes
+      .filter((other) => other.path === route.path)
+      .flatMap((other) => (other.method === 'GET' ? ['GET', 'HEAD'] : [other.method]));
   }
   return routes;
 }
@@ -131,12 +152,8 @@ export function hasEmptySegment(path: string): boolean {
  * Every method a path relative to /v1 answers to (no query string, `decodeUnreserved` applied;
  * empty for an unknown path), for 405's `Allow`. HEAD goes wherever GET does (RFC 9110 §9.3.2).
  */
-export function allowedMethods(routes: readonly RestRoute[], path: string): string[] {
-  const methods: string[] = [];
-  for (const route of routes) {
-    if (route.pattern.test(path)) methods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
-  }
-  return methods;
+export function allowedMethods(routes: readonly RestRoute[], path: string): readonly string[] {
+  return routes.find((route) => route.pattern.test(path))?.allow ?? [];
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;
@@ -148,8 +165,9 @@ const DECIMAL_INTEGER = /^-?\d+$/;
  * `?status=` silently and list everything). Ranges and enums are left to the procedure's schema.
  */
 export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
-  for (const [name, value] of Object.entries(query)) {
+  for (const name in query) {
     // Unknown parameters are ignored (spec), repeated or not.
+    const value = query[name];
     if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;
     if (value === '' && route.params.has(name)) return `${name}: must not be empty`;
   }

@@ -3,9 +3,12 @@
 // also what Fastify or Node refuse before tRPC runs (a body over the limit, a content type with no
 // parser, a malformed URL, an unknown path, headers too large), all shaped by src/api/errors.ts.
 //
-// A request without a valid identity is refused here before its body is read (src/api/refusals.ts
-// decides), and its connection closed: a single call with the answer tRPC's handler would give it,
-// a batch or a stream with one error for the whole request, which tRPC's links give to every call.
+// Each request is classified once, when its head arrives (`classify`), and the classification goes
+// with it (`request.trpcKind`): the early refusals, the batch's budget and the way through all read
+// it. A request without a valid identity is refused before its body is read, with the reason
+// authentication decided, and its connection closed: a single call with the answer tRPC's handler
+// would give it, a batch or a stream with one error for the whole request, which tRPC's links give
+// to every call. A batch's calls are counted against its key's budget together, once.
 //
 // Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON),
 // alone or as a batch of one (what httpBatchLink sends for a lone call), not streamed, is answered
@@ -17,27 +20,59 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext } from '../api/context.js';
-import { answerForFastifyError, answerForRefusal, sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorShapes } from '../api/errors.js';
-import { batchTooLargeRefusal, identityRefusal, keyRateLimitRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
+import { answerForFastifyError, answerForRefusal, trpcErrorShapes } from '../api/errors.js';
+import { batchTooLargeRefusal, keyRateLimitRefusal, keyRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import { prepareRefusal } from './authentication.js';
-import { deprecationHeaders } from './deprecation.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
+import { deprecationHeaders } from './deprecation-headers.js';
+import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
+import { logFailure } from './failure-log.js';
+import { setRateLimitHeaders } from './rate-limit-headers.js';
 
 export const TRPC_PREFIX = '/trpc';
+
+/** The methods tRPC serves (a 405's Allow for those it cannot be handed). */
+const TRPC_METHODS = 'GET, POST';
 
 export interface TrpcPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
-  /** The per-key limit (null: off): a batch from a key past its budget is refused as a whole. */
+  /** The per-key limit (null: off): a batch's calls are counted together, before its body is read. */
   keyRateLimiter: Limiter | null;
   /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
   maxBatchCalls: number;
 }
+
+/**
+ * What a /trpc request is, decided once when its head arrives (`classify`) and carried on the
+ * request to the handler: which calls tRPC would run for it, and whether the direct way may answer it.
+ */
+interface TrpcRequestKind {
+  /** `none`: tRPC answers without running a call (HEAD, no such procedure, a wrong method or content
+   * type, a stream that is not a batch); `call`: one call; `batch`: several calls, or a stream. */
+  readonly kind: 'none' | 'call' | 'batch';
+  readonly batched: boolean;
+  /** The one call's procedure (`call`). */
+  readonly procedure: ProcedureInfo | undefined;
+  /** The direct way may answer it (`call` only; a body that starts with a byte order mark aside). */
+  readonly direct: boolean;
+  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations), so each runs. */
+  readonly plain: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What a /trpc request is (src/http/trpc-plugin.ts, classify); null elsewhere. */
+    trpcKind: TrpcRequestKind | null;
+  }
+}
+
+const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
 const BOM = '\uFEFF';
@@ -47,9 +82,14 @@ function mediaType(header: string | undefined): string | undefined {
   return header?.split(';', 1)[0]?.trim().toLowerCase();
 }
 
-/** Whether an Accept header asks for a stream, as tRPC reads it (one of its types is exactly jsonl). */
-function acceptsJsonl(accept: string | undefined): boolean {
-  return accept !== undefined && accept.split(',').some((type) => type.trim() === 'application/jsonl');
+/** Whether tRPC reads the request as a stream (getAcceptHeader): `trpc-accept`, else jsonl as one of Accept's types. */
+function isStreamed(request: FastifyRequest): boolean {
+  const trpcAccept = request.headers['trpc-accept'];
+  if (trpcAccept !== undefined) return trpcAccept === 'application/jsonl';
+  const accept = request.headers.accept;
+  return (
+    accept !== undefined && accept.includes('application/jsonl') && accept.split(',').some((type) => type.trim() === 'application/jsonl')
+  );
 }
 
 function decodable(text: string): boolean {
@@ -60,7 +100,6 @@ function decodable(text: string): boolean {
     return false;
   }
 }
-
 /**
  * tRPC's handler reads the JSON of a request itself (GET: the `input` query parameter of the URL;
  * else the body text): the integer rule (src/domain/json-text.ts) is applied to that text before
@@ -103,10 +142,7 @@ export function trpcHandlerOptions(
     router,
     createContext: ({ req, res }) => createContext(req, res),
     responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
-    onError: ({ error, req }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'procedure failed');
-      if (error.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err: error.cause ?? error }, 'database unavailable');
-    },
+    onError: ({ error, req }) => logFailure(req.log, getHTTPStatusCodeFromError(error), error),
   };
 }
 
@@ -119,12 +155,10 @@ function deprecationHeadersOf(
   return deprecation ? deprecationHeaders(deprecation) : {};
 }
 
-/** Marks a request refused as a whole (a batch of several calls, or a stream), not as its one call. */
-const WHOLE_REQUEST = Symbol('whole request');
-
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext, keyRateLimiter, maxBatchCalls }) => {
   const trpc = trpcInternals<Context>(router);
   const errors = trpcErrorShapes<Context>(router);
+  const send = trpcErrorSenders(router).send;
 
   const trpcOptions = trpcHandlerOptions(router, createContext);
 
@@ -134,39 +168,65 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   );
 
   /**
-   * The procedure a request can take the direct way to, or undefined for tRPC's handler. Only the
-   * plain cases come here; anything unusual goes to tRPC's handler, which then answers exactly as
-   * tRPC does: an `input` given twice (tRPC reads the first), one with a `%` left after decoding
-   * (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a body that starts with a
-   * byte order mark (tRPC's decoding drops up to two).
+   * What a request is (TrpcRequestKind), from its head alone: the one place a /trpc request is
+   * classified. The direct way takes only the plain cases; anything unusual goes to tRPC's handler,
+   * which then answers exactly as tRPC does: an `input` given twice (tRPC reads the first), one with
+   * a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a
+   * `trpc-accept` header, a body that starts with a byte order mark (checked once the body is read).
    */
-  function directProcedure(request: FastifyRequest, path: string): ProcedureInfo | undefined {
+  /** The kinds of one call of each procedure, made once: [batched][direct]. */
+  const callKinds = new Map(
+    [...trpc.procedures.values()].map((procedure) => {
+      const kind = (batched: boolean, direct: boolean): TrpcRequestKind =>
+        Object.freeze({ kind: 'call', batched, procedure, direct, plain: true });
+      return [
+        procedure.path,
+        [
+          [kind(false, false), kind(false, true)],
+          [kind(true, false), kind(true, true)],
+        ],
+      ] as const;
+    }),
+  );
+  const callKind = (procedure: ProcedureInfo, batched: boolean, direct: boolean) =>
+    callKinds.get(procedure.path)![batched ? 1 : 0][direct ? 1 : 0];
+
+  function classify(request: FastifyRequest, path: string): TrpcRequestKind {
+    if (request.method === 'HEAD') return NO_CALL;
+    const query = request.query as Record<string, unknown>;
+    const batch = query.batch;
+    const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
+    const streamed = isStreamed(request);
+    const type = mediaType(request.headers['content-type']);
+    if (batched && (streamed || path.includes(','))) {
+      const names = path.split(',');
+      const runs = request.method === 'GET' ? 'query' : request.method === 'POST' && type === 'application/json' ? 'mutation' : null;
+      const plain = runs !== null && names.every((name) => trpc.procedures.get(name)?.type === runs);
+      return { kind: 'batch', batched, procedure: undefined, direct: false, plain };
+    }
+    if (streamed) return NO_CALL;
     const procedure = trpc.procedures.get(path);
-    if (!procedure || request.headers['trpc-accept'] !== undefined || request.headers.accept?.includes('application/jsonl'))
-      return undefined;
-    const { batch, input } = request.query as Record<string, unknown>;
-    if (batch !== undefined && batch !== '1') return undefined;
+    if (procedure === undefined) return NO_CALL;
+    const simple = request.headers['trpc-accept'] === undefined && !Array.isArray(batch);
     if (procedure.type === 'query') {
+      if (request.method !== 'GET' || type === 'multipart/form-data' || type === 'application/octet-stream') return NO_CALL;
+      const input = query.input;
       const plainInput = input === undefined || (typeof input === 'string' && !input.includes('%'));
-      return request.method === 'GET' && request.headers['content-type'] === undefined && plainInput ? procedure : undefined;
+      return callKind(procedure, batched, simple && type === undefined && plainInput);
     }
     if (procedure.type === 'mutation') {
-      const plainBody = typeof request.body !== 'string' || !request.body.startsWith(BOM);
-      return request.method === 'POST' && mediaType(request.headers['content-type']) === 'application/json' && plainBody
-        ? procedure
-        : undefined;
+      if (request.method !== 'POST' || type !== 'application/json') return NO_CALL;
+      return callKind(procedure, batched, simple);
     }
-    return undefined;
+    return NO_CALL;
   }
 
-  async function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo) {
+  async function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo, batched: boolean) {
     const { path } = procedure;
     const type = procedure.type as 'query' | 'mutation';
-    const query = request.query as Record<string, unknown>;
-    const batched = query.batch === '1';
     // The raw input: the `input` query parameter or the body, JSON text, in a batch under key "0".
     // Parsed lazily, as tRPC does, so that the key check in the middleware comes before any input error.
-    const text = type === 'query' ? query.input : request.body;
+    const text = type === 'query' ? (request.query as Record<string, unknown>).input : request.body;
     let input: unknown;
     const getRawInput = async () => {
       if (typeof text !== 'string' || text === '') return undefined;
@@ -203,48 +263,31 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     return sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [response] : response));
   }
 
-  /**
-   * How a request without a valid identity is refused: as the one call tRPC would run (the answer
-   * tRPC's handler gives it from the middleware), or as a whole when it is a batch of several calls
-   * or a stream, with one error that does not grow with the batch. Undefined when tRPC answers it
-   * without running a call (HEAD, no such procedure, a wrong method, a content type it does not
-   * read as JSON, a stream that is not a batch).
-   */
-  function refusedAs(request: FastifyRequest, path: string, batched: boolean): ProcedureInfo | typeof WHOLE_REQUEST | undefined {
-    if (request.method === 'HEAD') return undefined;
-    const streamed = request.headers['trpc-accept'] !== undefined || acceptsJsonl(request.headers.accept);
-    if (batched && (streamed || path.includes(','))) return WHOLE_REQUEST;
-    if (streamed) return undefined;
-    const procedure = trpc.procedures.get(path);
-    const type = mediaType(request.headers['content-type']);
-    if (procedure?.type === 'query') {
-      return request.method === 'GET' && type !== 'multipart/form-data' && type !== 'application/octet-stream' ? procedure : undefined;
-    }
-    if (procedure?.type === 'mutation') return request.method === 'POST' && type === 'application/json' ? procedure : undefined;
-    return undefined;
-  }
-
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
+  app.decorateRequest('trpcKind', null);
+
   // What Fastify refuses before tRPC runs (body limit, content type), and paths with no procedure
   // segment (`/trpc`, `/trpc/a/b`): tRPC's shape, not the REST envelope.
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if ((error.statusCode ?? 500) >= 500) request.log.error({ err: error }, 'request failed');
-    return errors.send(reply, answerForFastifyError(error));
+    const answer = answerForFastifyError(error);
+    logFailure(request.log, answer.status, error);
+    return send(reply, answer);
   });
   app.setNotFoundHandler((request, reply) =>
-    errors.send(reply, { status: 404, message: `No procedure found on path "${request.url.split('?')[0]}"` }),
+    send(reply, { status: 404, message: `No procedure found on path "${request.url.split('?')[0]}"` }),
   );
 
-  // The log names the procedures called (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`);
-  // unknown names stay out of it: they are the caller's text. Then the early refusal: why, from
-  // src/api/refusals.ts (another early reason would be checked beside identityRefusal); as what,
-  // from `refusedAs`. Answered here, done() is not called: neither the body nor the handler is reached.
-  // A callback-style hook: a call with a key passes on without a promise of its own.
+  // The request is classified (`classify`), and the log names the procedures called
+  // (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`); unknown names stay out of it: they are
+  // the caller's text. Then the early refusals, before the body is read: no identity (authentication
+  // decided why), and a batch that cannot be served or is past its key's budget. Answered here,
+  // done() is not called: neither the body nor the handler is reached. A callback-style hook: a call
+  // with a key passes on without a promise of its own.
   const singlePatterns = new Map([...trpc.procedures.keys()].map((path) => [path, `${app.prefix}/${path}`]));
   app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
@@ -252,20 +295,23 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     const pattern = singlePatterns.get(path);
     if (pattern !== undefined) request.routePattern = pattern;
     else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
-    const refusal = identityRefusal(request);
-    const { batch } = request.query as Record<string, unknown>;
-    const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
-    if (refusal === null) {
-      if (!batched || !path.includes(',') || request.method === 'HEAD') return done();
-      return checkBatch(request, reply, path, done);
+    const kind = classify(request, path);
+    request.trpcKind = kind;
+    if (request.identity === null) {
+      const refusal = request.identityRefusal ?? keyRefusal(false);
+      if (kind.kind === 'none') return done();
+      if (kind.kind === 'batch') return refuseWhole(request, reply, refusal);
+      prepareRefusal(request, reply, refusal);
+      const call = errors.refusedCall(refusal, { type: kind.procedure!.type, path, input: undefined, ctx: undefined });
+      return void sendTrpcJson(
+        reply,
+        answerForRefusal(refusal).status,
+        directHeaders.get(path)!,
+        trpc.serializeResponse(kind.batched ? [call] : call),
+      );
     }
-    const refused = refusedAs(request, path, batched);
-    if (refused === undefined) return done();
-    if (refused === WHOLE_REQUEST) return refuseWhole(request, reply, refusal);
-    prepareRefusal(request, reply, refusal);
-    const { status } = answerForRefusal(refusal);
-    const call = errors.refusedCall(refusal, { type: refused.type, path, input: undefined, ctx: undefined });
-    sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [call] : call));
+    if (kind.kind !== 'batch' || !path.includes(',')) return done();
+    checkBatch(request, reply, path, kind.plain, done);
   });
 
   /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
@@ -275,25 +321,27 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   }
 
   /**
-   * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, naming a
-   * procedure that does not exist, or from a key already past its budget, it is refused with one
-   * error, so that its cost does not grow with the calls it names.
+   * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, or naming a
+   * procedure that does not exist, it is refused with one error, so that its cost does not grow with
+   * the calls it names. A plain batch's calls are counted against the key's budget together, once
+   * (`request.budget`, which every call's middleware then reads); past it, the batch is refused as a
+   * whole. (Any other batch's calls are counted where they run, as tRPC runs them.)
    */
-  function checkBatch(request: FastifyRequest, reply: FastifyReply, path: string, done: (error?: Error) => void): void {
+  function checkBatch(request: FastifyRequest, reply: FastifyReply, path: string, plain: boolean, done: (error?: Error) => void): void {
     const names = path.split(',');
     if (names.length > maxBatchCalls) return refuseWhole(request, reply, batchTooLargeRefusal(maxBatchCalls));
     const unknown = names.find((name) => !trpc.procedures.has(name));
     if (unknown !== undefined) return refuseWhole(request, reply, unknownProcedureRefusal(unknown));
-    if (keyRateLimiter === null) return done();
+    if (keyRateLimiter === null || !plain) return done();
     const limiter = keyRateLimiter;
     const whenDecided = (decision: LimitDecision) => {
+      setRateLimitHeaders(reply, decision, limiter.windowMs);
       if (decision.allowed) return done();
-      reply.headers(rateLimitHeaders('per-key', decision, limiter.windowMs));
       refuseWhole(request, reply, keyRateLimitRefusal(decision));
     };
-    const standing = limiter.peek(request.identity!.keyId);
-    if (standing instanceof Promise) standing.then(whenDecided, done);
-    else whenDecided(standing);
+    const taken = limiter.take(request.identity!.keyId, names.length);
+    if (taken instanceof Promise) taken.then(whenDecided, done);
+    else whenDecided(taken);
   }
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
@@ -301,15 +349,15 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
     // tRPC decodes the path once more and refuses what it cannot decode, but as text/plain: the
     // same answer here, as JSON. (A URL that Fastify itself could not decode arrives with its `%`
     // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
-    if (path.includes('%') && !decodable(path))
-      return errors.send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
+    if (path.includes('%') && !decodable(path)) return send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
     if (request.method === 'TRACE') {
-      reply.header('allow', 'GET, POST');
-      return errors.send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
+      reply.header('allow', TRPC_METHODS);
+      return send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
     }
-    const procedure = directProcedure(request, path);
-    if (procedure) return answerDirectly(request, reply, procedure);
+    const kind = request.trpcKind!;
+    if (kind.direct && (typeof request.body !== 'string' || !request.body.startsWith(BOM)))
+      return answerDirectly(request, reply, kind.procedure!, kind.batched);
     const url = request.raw.url;
     try {
       applyIntegerRule(request);

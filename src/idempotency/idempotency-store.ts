@@ -7,7 +7,7 @@
 // create) runs the repository's own statements on the transaction's session, so there is one
 // implementation of each operation, inside a transaction or not.
 import { createHash } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
+import { DomainError } from '../domain/domain-errors.js';
 import { statement, type SqlDatabase, type SqlSession } from '../db/sql.js';
 
 interface IdempotentCall<T> {
@@ -42,8 +42,11 @@ const SWEEP_INTERVAL_MS = 60_000;
 export const KEY_SYNTAX = /^"?([\x21\x23-\x7e]{1,255})"?$/;
 
 /** The key of a header value, or an error message for a malformed one. */
+/** No Idempotency-Key header: the same frozen answer for every request. */
+const NO_KEY: { key?: string; error?: string } = Object.freeze({});
+
 export function parseIdempotencyKey(header: string | string[] | undefined): { key?: string; error?: string } {
-  if (header === undefined) return {};
+  if (header === undefined) return NO_KEY;
   if (Array.isArray(header)) return { error: 'Idempotency-Key: must be given once' };
   const match = KEY_SYNTAX.exec(header.trim());
   return match ? { key: match[1] } : { error: 'Idempotency-Key: must be 1 to 255 visible ASCII characters' };
@@ -98,10 +101,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
             const [existing] = await tx.query(RECORDS.find, [at, ...id]);
             if (existing && Boolean(existing[2])) {
               if (existing[0] !== fingerprint) {
-                throw new TRPCError({
-                  code: 'UNPROCESSABLE_CONTENT',
-                  message: KEY_REUSED_MESSAGE,
-                });
+                throw new DomainError('unprocessable', KEY_REUSED_MESSAGE);
               }
               return { result: JSON.parse(existing[1] as string) as T, replayed: true };
             }

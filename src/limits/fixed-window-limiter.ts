@@ -23,8 +23,8 @@ export interface LimitDecision {
 export interface Limiter {
   readonly limit: number;
   readonly windowMs: number;
-  /** Counts one request for `key` and says whether it is within the limit. */
-  take(key: string): LimitDecision | Promise<LimitDecision>;
+  /** Counts `count` requests (default one) for `key` and says whether they are all within the limit. */
+  take(key: string, count?: number): LimitDecision | Promise<LimitDecision>;
   /** Says whether one more request for `key` would be within the limit, without counting it. */
   peek(key: string): LimitDecision | Promise<LimitDecision>;
   /** Takes back one request counted by `take` (it turned out not to count). */
@@ -59,7 +59,7 @@ export class FixedWindowLimiter implements Limiter {
     private readonly maxKeys = MAX_TRACKED_KEYS,
   ) {}
 
-  take(key: string): LimitDecision {
+  take(key: string, count = 1): LimitDecision {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
@@ -70,7 +70,7 @@ export class FixedWindowLimiter implements Limiter {
       this.windows.set(key, window);
       this.forgetExpired(now);
     }
-    window.count += 1;
+    window.count += count;
     return decision(this.limit, window.count, window.resetAt - now);
   }
 

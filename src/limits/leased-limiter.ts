@@ -31,8 +31,11 @@ export interface Lease {
 
 /** Where the windows' budgets live. Each call answers undefined when the store does not answer. */
 export interface LeaseStore {
-  /** Records that this instance holds at least `carry` units of the window, then grants up to `want` more. */
-  lease(key: string, carry: number, want: number, limit: number, windowMs: number): Promise<Lease | undefined>;
+  /**
+   * Records that this instance holds at least `carry` units of the window, then grants up to `want`
+   * more (at least `need` while that many are left; want 0: none).
+   */
+  lease(key: string, carry: number, want: number, need: number, limit: number, windowMs: number): Promise<Lease | undefined>;
   /** Gives back what this instance holds of the window beyond `keep` units. */
   release(key: string, keep: number): Promise<void>;
   /** lease() granting nothing, sent even while the store counts as not answering (on reconnection). */
@@ -48,7 +51,7 @@ interface Window {
   /** Units taken by every instance, as of this instance's last lease (or refresh), asked at `takenAt`. */
   taken: number;
   takenAt: number;
-  /** The store said the budget is spent: refused here without asking until then. */
+  /** The store had nothing left to lease: refused here (beyond the units in hand) without asking until then. */
   refusedUntil: number;
   /** The store did not answer the last lease: this instance counts on its own. */
   alone: boolean;
@@ -74,12 +77,13 @@ export class LeasedLimiter implements Limiter {
     this.sweep = setInterval(() => this.releaseUnused(), RELEASE_AFTER_MS).unref();
   }
 
-  take(key: string): LimitDecision | Promise<LimitDecision> {
+  /** Counts `count` requests (a tRPC batch's calls together): all of them, or none and refused. */
+  take(key: string, count = 1): LimitDecision | Promise<LimitDecision> {
     const now = this.now();
     const window = this.windowOf(key, now);
-    if (window.served < window.held) return this.spend(key, window, now);
+    if (window.held - window.served >= count) return this.spend(key, window, now, count);
     if (window.refusedUntil > now) return this.refused(window, now);
-    return this.takeAfterLease(key);
+    return this.takeAfterLease(key, count);
   }
 
   peek(key: string): LimitDecision {
@@ -119,24 +123,25 @@ export class LeasedLimiter implements Limiter {
     this.holding.clear();
   }
 
-  private async takeAfterLease(key: string): Promise<LimitDecision> {
+  private async takeAfterLease(key: string, count: number): Promise<LimitDecision> {
     // Each round ends in units in hand, a refusal, or the store not answering: requests waiting
     // together for one lease go round again when the ones before them spent it.
     for (let asked = false; ; asked = true) {
       const now = this.now();
       const window = this.windowOf(key, now);
-      if (window.served < window.held) return this.spend(key, window, now);
+      if (window.held - window.served >= count) return this.spend(key, window, now, count);
       if (window.refusedUntil > now) return this.refused(window, now);
-      if (asked && window.alone) return this.countAlone(window, now);
-      await (window.pending ??= this.lease(key, window));
+      if (asked && window.alone) return this.countAlone(window, now, count);
+      await (window.pending ??= this.lease(key, window, count));
     }
   }
 
-  private async lease(key: string, window: Window): Promise<void> {
+  private async lease(key: string, window: Window, count: number): Promise<void> {
     const sentAt = this.now();
     try {
       const carry = Math.max(window.held, window.served);
-      const lease = await this.store.lease(key, carry, LEASE_UNITS, this.limit, Math.max(1, window.resetAt - sentAt));
+      const need = Math.max(1, count - Math.max(0, window.held - window.served));
+      const lease = await this.store.lease(key, carry, LEASE_UNITS, need, this.limit, Math.max(1, window.resetAt - sentAt));
       if (!lease) {
         window.alone = true;
         return;
@@ -148,14 +153,14 @@ export class LeasedLimiter implements Limiter {
       // From the time the lease was asked for: this window never ends after the store's.
       window.resetAt = sentAt + lease.ttlMs;
       if (lease.granted > 0) this.holding.set(key, window);
-      else window.refusedUntil = Math.min(window.resetAt, this.now() + ASK_AGAIN_AFTER_MS);
+      if (lease.taken >= this.limit) window.refusedUntil = Math.min(window.resetAt, this.now() + ASK_AGAIN_AFTER_MS);
     } finally {
       window.pending = null;
     }
   }
 
-  private spend(key: string, window: Window, now: number): LimitDecision {
-    window.served += 1;
+  private spend(key: string, window: Window, now: number, count: number): LimitDecision {
+    window.served += count;
     window.lastUsed = now;
     if (now - window.takenAt >= REFRESH_AFTER_MS) this.refresh(key, window, now);
     return this.answer(true, this.left(window), window.resetAt - now);
@@ -164,7 +169,7 @@ export class LeasedLimiter implements Limiter {
   /** Asks for the count of every instance's units again (a lease of nothing), without waiting for it. */
   private refresh(key: string, window: Window, now: number): void {
     window.takenAt = now;
-    void this.store.lease(key, Math.max(window.held, window.served), 0, this.limit, Math.max(1, window.resetAt - now)).then((lease) => {
+    void this.store.lease(key, Math.max(window.held, window.served), 0, 0, this.limit, Math.max(1, window.resetAt - now)).then((lease) => {
       if (lease) window.taken = lease.taken;
     });
   }
@@ -174,9 +179,9 @@ export class LeasedLimiter implements Limiter {
   }
 
   /** The store did not answer: this instance's own count of the window decides. */
-  private countAlone(window: Window, now: number): LimitDecision {
-    if (window.served >= this.limit) return this.refused(window, now);
-    window.served += 1;
+  private countAlone(window: Window, now: number, count: number): LimitDecision {
+    if (window.served + count > this.limit) return this.refused(window, now);
+    window.served += count;
     return this.answer(true, this.limit - window.served, window.resetAt - now);
   }
 

@@ -25,8 +25,9 @@ const LEASE_SHARE_DIVISOR = 16;
 // One key's window is a hash: '#' the units leased by every instance, and one field per instance
 // with its own units. A lease first raises this instance's field to `carry` (what it knows it had
 // in this window: after a restart that emptied Redis, or units counted alone while Redis was
-// away), then grants up to `want` more, never past the limit. The window starts (PEXPIRE) with
-// the key. ARGV: instance, carry, want, limit, window ms, share divisor.
+// away), then grants up to `want` more (at least `need`, a tRPC batch's calls), never past the
+// limit. The window starts (PEXPIRE) with the key. ARGV: instance, carry, want, limit, window ms,
+// share divisor, need.
 const LEASE_SCRIPT = `
 local mine = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local taken = tonumber(redis.call('HGET', KEYS[1], '#') or '0')
@@ -38,7 +39,8 @@ end
 local grant = 0
 local left = tonumber(ARGV[4]) - taken
 if left > 0 and tonumber(ARGV[3]) > 0 then
-  grant = math.min(tonumber(ARGV[3]), left, math.max(1, math.ceil(left / tonumber(ARGV[6]))))
+  local share = math.min(tonumber(ARGV[3]), math.max(1, math.ceil(left / tonumber(ARGV[6]))))
+  grant = math.min(left, math.max(tonumber(ARGV[7]), share))
 end
 mine = mine + grant
 taken = taken + grant
@@ -161,13 +163,14 @@ export class RedisCounters {
   /** The leases of one limit, in Redis. Leases go through run() (the fallback bookkeeping); the rest is best effort. */
   private store(prefix: string): LeaseStore {
     const client = this.client as ScriptClient;
-    const lease = (key: string, carry: number, want: number, limit: number, windowMs: number) =>
-      client.leaseUnits(prefix + key, this.instance, carry, want, limit, Math.ceil(windowMs), LEASE_SHARE_DIVISOR);
+    const lease = (key: string, carry: number, want: number, need: number, limit: number, windowMs: number) =>
+      client.leaseUnits(prefix + key, this.instance, carry, want, limit, Math.ceil(windowMs), LEASE_SHARE_DIVISOR, need);
     const asLease = (answer: [number, number, number] | undefined): Lease | undefined =>
       answer && { granted: answer[0], taken: answer[1], ttlMs: answer[2] };
     return {
-      lease: async (key, carry, want, limit, windowMs) => asLease(await this.run(() => lease(key, carry, want, limit, windowMs))),
-      carry: (key, units, windowMs) => lease(key, units, 0, 0, windowMs).then(asLease, () => undefined),
+      lease: async (key, carry, want, need, limit, windowMs) =>
+        asLease(await this.run(() => lease(key, carry, want, need, limit, windowMs))),
+      carry: (key, units, windowMs) => lease(key, units, 0, 0, 0, windowMs).then(asLease, () => undefined),
       release: (key, keep) =>
         client.releaseUnits(prefix + key, this.instance, keep).then(
           () => {},
@@ -186,6 +189,7 @@ type ScriptClient = Redis & {
     limit: number,
     windowMs: number,
     divisor: number,
+    need: number,
   ): Promise<[number, number, number]>;
   releaseUnits(key: string, instance: string, keep: number): Promise<number>;
 };

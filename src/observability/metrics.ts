@@ -57,6 +57,8 @@ interface ConnectionCounts {
   open: number;
   refused: number;
   reclaimed: number;
+  sendTimeouts: number;
+  unsentReclaimed: number;
 }
 
 let processRegistry: Registry | undefined;
@@ -169,6 +171,18 @@ export function createServiceMetrics(
       'Idle connections closed to make room for a new one at MAX_CONNECTIONS.',
       (c) => c.reclaimed,
     );
+    new Counter({
+      name: 'animal_store_slow_reader_closes_total',
+      help: 'Connections closed because they did not read their answers: send_timeout (an answer took no byte for SEND_TIMEOUT_MS) or unsent_total (the unsent answers of all connections over their bound; the slowest closed).',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const { sendTimeouts, unsentReclaimed } = connections();
+        this.reset();
+        this.inc({ reason: 'send_timeout' }, sendTimeouts);
+        this.inc({ reason: 'unsent_total' }, unsentReclaimed);
+      },
+    });
   }
 
   const { poolStats } = options;

@@ -210,14 +210,14 @@ describe('with pgbouncer=true in DATABASE_URL', () => {
 
 describe('without pgbouncer=true, behind a transaction pooler', () => {
   it.each([
-    // Every connection refused: the readiness probe fails too.
-    ['that refuses the statement_timeout startup parameter (PgBouncer as installed)', [], /^08P01$/, 503],
+    // Every connection refused: /readyz says the database is down (still 200: it is shared, docs/decisions.md).
+    ['that refuses the statement_timeout startup parameter (PgBouncer as installed)', [], /^08P01$/, 'down'],
     // Connections accepted, named statements lost: the probe (an unnamed SELECT 1) still passes.
     [
       'told to ignore statement_timeout, so that named prepared statements meet its server connections',
       ['statement_timeout'],
       /^(26000|42P05)$/,
-      200,
+      'up',
     ],
   ])(
     `a pooler %s: 503 with Retry-After, never 500, over ${CONCURRENT} calls twice; the fix is logged once`,
@@ -248,7 +248,9 @@ describe('without pgbouncer=true, behind a transaction pooler', () => {
         if ('status' in body) expect(body).toEqual({ code: 'SERVICE_UNAVAILABLE', status: 503, message: expect.any(String) });
         else expect(body).toMatchObject({ error: { data: { code: 'SERVICE_UNAVAILABLE', httpStatus: 503 } } });
       }
-      expect((await fetch(`${instance!.baseUrl}/readyz`)).status).toBe(readiness);
+      const ready = await fetch(`${instance!.baseUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', database: readiness });
 
       const hints = instance!.logs.filter((line) => String(line.msg).includes('pgbouncer=true'));
       expect(hints).toHaveLength(1);

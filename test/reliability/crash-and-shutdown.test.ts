@@ -1,7 +1,11 @@
 // Reliability under faults: a kill -9 in the middle of a storm of creates loses
 // nothing that was acknowledged and invents nothing; SIGTERM in the middle of a storm finishes
-// what is in flight, refuses the rest at the door, and exits 0.
+// what is in flight, refuses the rest at the door, and exits 0. SIGTERM behind a balancer: the
+// drain (SHUTDOWN_DRAIN_MS) fails /readyz at once while everything is still served, each answer
+// with Connection: close; idle keep-alive connections close after it; the exit stays within
+// SHUTDOWN_TIMEOUT_MS.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
@@ -13,8 +17,8 @@ const KEY = 'reliability-key-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function settings(file: string) {
-  return { DATABASE_URL: `file:${file}`, API_KEYS: KEY, NODE_ENV: 'production', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' };
+function settings(file: string, more: Record<string, string> = {}) {
+  return { DATABASE_URL: `file:${file}`, API_KEYS: KEY, NODE_ENV: 'production', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...more };
 }
 
 function storedPets(file: string): Array<{ id: number; name: string; category_id: number; status: string }> {
@@ -71,7 +75,8 @@ describe('kill -9 during a storm of creates', () => {
 describe('SIGTERM during a storm of creates', () => {
   it('answers every request completely or refuses the connection, no 5xx, and exits 0', async () => {
     const file = join(dir, 'shutdown.db');
-    const service = await startServiceProcess(settings(file));
+    // A short drain: the storm goes on through it, then meets the closed listener.
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '300' }));
     let signalled = false;
     const outcomes = await storm({
       baseUrl: service.baseUrl,
@@ -134,5 +139,165 @@ describe('SIGTERM during a storm of creates', () => {
     slow.destroy();
     expect(stillRunning).toBe(true); // the first signal waited for the open request
     expect(code).toBe(1);
+  });
+});
+
+/** One HTTP/1.1 exchange on a kept-alive socket: the request's text out, one whole answer back. */
+function exchange(socket: Socket, request: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = text.slice(0, end);
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (text.length - end - 4 < length) return;
+      socket.off('data', onData).off('close', onClose);
+      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: text.slice(end + 4, end + 4 + length) });
+    };
+    const onClose = () => reject(new Error(`closed before a whole answer: ${JSON.stringify(text)}`));
+    socket.on('data', onData).once('close', onClose);
+    socket.write(request);
+  });
+}
+
+function openSocket(baseUrl: string): Promise<Socket> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+const LIST = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
+const createRequest = (name: string) => {
+  const body = JSON.stringify({ name, categoryId: 1 });
+  return `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+};
+
+/** Polls until `check()` holds (every 20 ms); fails with `message` after `ms`. */
+async function until(check: () => Promise<boolean> | boolean, message: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(message);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const readyStatus = (baseUrl: string) =>
+  fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+    (response) => response.status,
+    () => 0,
+  );
+
+describe('SIGTERM behind a balancer: the drain', () => {
+  const DRAIN_MS = 1_500;
+  const TIMEOUT_MS = 8_000;
+
+  it('fails /readyz at once and keeps serving old and new connections with Connection: close; idle ones close after the drain; exit 0', async () => {
+    const file = join(dir, 'drain.db');
+    const service = await startServiceProcess(
+      settings(file, { SHUTDOWN_DRAIN_MS: String(DRAIN_MS), SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS) }),
+    );
+    // Two keep-alive connections, each after one answer: idle, as a balancer's pool holds them.
+    const reused = await openSocket(service.baseUrl);
+    const idle = await openSocket(service.baseUrl);
+    for (const socket of [reused, idle]) {
+      const answer = await exchange(socket, LIST);
+      expect(answer.status).toBe(200);
+      expect(answer.headers).not.toMatch(/\r\nconnection: close/);
+    }
+    let idleClosed = false;
+    idle.once('close', () => (idleClosed = true));
+    reused.on('error', () => {});
+    idle.on('error', () => {});
+    expect(await readyStatus(service.baseUrl)).toBe(200);
+
+    service.child.kill('SIGTERM');
+    await until(async () => (await readyStatus(service.baseUrl)) === 503, '/readyz never answered 503 after SIGTERM');
+    const ready = await fetch(`${service.baseUrl}/readyz`);
+    expect(ready.status).toBe(503); // still listening: the drain has not ended
+    expect(ready.headers.get('connection')).toBe('close');
+    expect(Number(ready.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    // The API still answers, on a new connection and on a kept-alive one, each answer telling the
+    // client not to reuse the connection.
+    const fresh = await openSocket(service.baseUrl);
+    fresh.on('error', () => {});
+    const created = await exchange(fresh, createRequest('drained'));
+    expect(created.status).toBe(201);
+    expect(created.headers).toMatch(/\r\nconnection: close/);
+    const listed = await exchange(reused, LIST);
+    expect(listed.status).toBe(200);
+    expect(listed.headers).toMatch(/\r\nconnection: close/);
+    await until(() => reused.destroyed || reused.readableEnded, 'the server kept the connection it had said it would close');
+    // The idle connection was not closed while the service still served.
+    expect(idleClosed).toBe(false);
+
+    // After the drain: the listener closes, and the idle connection with it; then exit 0.
+    await until(() => idleClosed, 'the idle keep-alive connection was never closed');
+    const code = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), TIMEOUT_MS + 2_000)),
+    ]);
+    expect(code).toBe(0);
+    expect(storedPets(file).map((pet) => pet.name)).toEqual(['drained']);
+    expect(service.logs.find((line) => line.msg === 'shutting down')).toMatchObject({ drainMs: DRAIN_MS, timeoutMs: TIMEOUT_MS });
+  });
+
+  it('lets an answer in flight finish after the drain, then exits 0', async () => {
+    const file = join(dir, 'in-flight.db');
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '500', SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS) }));
+    // A create whose body is still arriving when the signal comes, and after the drain has ended.
+    const socket = await openSocket(service.baseUrl);
+    socket.on('error', () => {});
+    const whole = createRequest('in flight');
+    const cut = whole.length - 5;
+    socket.write(whole.slice(0, cut));
+    await until(async () => (await readyStatus(service.baseUrl)) === 200, 'not ready');
+    service.child.kill('SIGTERM');
+    // The drain ends when the listener closes: a new connection is refused.
+    await until(
+      () =>
+        openSocket(service.baseUrl).then(
+          (probe) => (probe.destroy(), false),
+          () => true,
+        ),
+      'the listener never closed',
+    );
+    expect(service.child.exitCode).toBeNull(); // waiting for the answer in flight
+    const answer = await exchange(socket, whole.slice(cut));
+    expect(answer.status).toBe(201);
+    expect(answer.headers).toMatch(/\r\nconnection: close/);
+    const code = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), TIMEOUT_MS + 2_000)),
+    ]);
+    expect(code).toBe(0);
+    expect(storedPets(file).map((pet) => pet.name)).toEqual(['in flight']);
+  });
+
+  it('skips the drain on SIGINT (Ctrl-C): the listener closes at once', async () => {
+    const file = join(dir, 'sigint.db');
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '20000', SHUTDOWN_TIMEOUT_MS: '25000' }));
+    service.child.kill('SIGINT');
+    const code = await Promise.race([service.exited, new Promise((resolve) => setTimeout(() => resolve('still draining'), 10_000))]);
+    expect(code).toBe(0);
+    expect(service.logs.find((line) => line.msg === 'shutting down')).toMatchObject({ signal: 'SIGINT', drainMs: 0 });
+  });
+
+  it('exits 1 at SHUTDOWN_TIMEOUT_MS when an answer in flight does not finish', async () => {
+    const file = join(dir, 'stop-timeout.db');
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '200', SHUTDOWN_TIMEOUT_MS: '1500' }));
+    const socket = await openSocket(service.baseUrl);
+    socket.on('error', () => {});
+    socket.write(createRequest('never finished').slice(0, -5)); // the body never completes
+    await until(async () => (await readyStatus(service.baseUrl)) === 200, 'not ready');
+    service.child.kill('SIGTERM');
+    const code = await Promise.race([service.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+    socket.destroy();
+    expect(code).toBe(1);
+    expect(service.logs.map((line) => line.msg)).toContain('shutdown took too long: exiting');
   });
 });

@@ -68,6 +68,25 @@ describe('a batch from a known key that cannot be served is refused once', () =>
   });
 });
 
+describe("a batch's calls are counted against its key's budget together, once", () => {
+  it('one decision for the whole batch: its RateLimit headers once, and a batch larger than what is left refused as a whole', async () => {
+    const limited = await startTestServer({ config: { rateLimitPerMinute: 5 } });
+    try {
+      const auth = { authorization: `Bearer ${OTHER_API_KEY}` };
+      const first = await limited.request(batchOf(many(3, 'pets.list')), { headers: auth });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit')).toMatch(/^"per-key";r=2;t=\d+$/);
+      expect((await json(first)) as unknown[]).toHaveLength(3);
+      // 3 more do not fit in the 2 left: no call runs, one 429 for the batch.
+      const second = await limited.request(batchOf(many(3, 'pets.list')), { headers: auth });
+      expect(second.headers.get('ratelimit')).toMatch(/^"per-key";r=0;t=\d+$/);
+      expect(await wholeError(second)).toMatchObject({ status: 429, isArray: false, error: { data: { code: 'TOO_MANY_REQUESTS' } } });
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('under a flood of such batches, a legitimate client keeps its answers', () => {
   it('4 connections sending 1,600-call and unknown-name batches; every legitimate read answered 200', async () => {
     let flooding = true;

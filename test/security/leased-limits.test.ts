@@ -90,6 +90,17 @@ describe('a key budget leased in chunks from Redis', () => {
     expect(answers.filter((answer) => answer.allowed)).toHaveLength(40);
   });
 
+  it("counts a batch's calls together, all or none, and never past the limit", async () => {
+    const { counters } = await onPrivateRedis(2);
+    const [a, b] = counters.map((c) => c.limiter('per-key', 40));
+    const key = uniqueKey();
+    const batches: boolean[] = [];
+    for (let i = 0; i < 8; i++) batches.push((await [a!, b!][i % 2]!.take(key, 7)).allowed);
+    expect(batches).toEqual([true, true, true, true, true, false, false, false]);
+    // The 5 units left went to the instance that asked for 7: single requests still get them.
+    expect((await takeInTurn([a!, b!], key, 20)).reduce((sum, n) => sum + n, 0)).toBe(5);
+  });
+
   it('units left unused on one instance go back after a second, and the other instance gets them', { timeout: 15_000 }, async () => {
     const { counters } = await onPrivateRedis(2);
     const [a, b] = counters.map((c) => c.limiter('per-key', 40));

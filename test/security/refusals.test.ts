@@ -91,7 +91,7 @@ describe('the same refusal, with the same words, on both surfaces and every way 
 describe('a batch without a key is refused once', () => {
   const batchOf = (count: number, name: string) => `/trpc/${Array(count).fill(name).join(',')}?batch=1`;
 
-  // As many calls as the request head's limit allows (16 KiB: src/http/request-limits.ts).
+  // As many calls as the request head's limit allows (16 KiB: src/http/request-head-limits.ts).
   it.each([
     ['GET, 1,600 queries', () => server.request(batchOf(1_600, 'pets.get'), { headers: { authorization: '' } })],
     [

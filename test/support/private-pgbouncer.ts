@@ -28,6 +28,11 @@ export interface PrivatePgBouncerOptions {
    * the connection for any other it does not know (`statement_timeout`, say).
    */
   ignoreStartupParameters?: string[];
+  /**
+   * Seconds it waits after a failed server login before it tries again (`server_login_retry`;
+   * PgBouncer's default, 15, when unset). docs/operations.md sets 1.
+   */
+  serverLoginRetry?: number;
 }
 
 export interface PrivatePgBouncer {
@@ -110,6 +115,7 @@ export async function startPrivatePgBouncer(serverUrl: string, options: PrivateP
       `default_pool_size = ${options.poolSize ?? 5}`,
       'max_client_conn = 500',
       `ignore_startup_parameters = ${['extra_float_digits', 'options', ...(options.ignoreStartupParameters ?? [])].join(',')}`,
+      ...(options.serverLoginRetry === undefined ? [] : [`server_login_retry = ${options.serverLoginRetry}`]),
       `logfile = ${logFile}`,
       '',
     ].join('\n'),

@@ -51,7 +51,8 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
   const [program, ...args] = options.command ?? [process.execPath, ...(options.nodeOptions ?? []), ...FROM_SOURCE.slice(1)];
   const child = spawn(program, args, {
     cwd: options.cwd ?? ROOT,
-    env: { ...inherited, PORT: '0', ...env },
+    // No drain on SIGTERM unless a test asks for one (the tests of the stop do): the others stop at once.
+    env: { ...inherited, PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
