@@ -125,6 +125,30 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { dependencyTypes: ['npm-dev'] },
     },
+    // Library internals and unstable paths, each confined to the one module that owns the
+    // departure (docs/architecture.md, "Where we depart from a library"), so that an upgrade breaks
+    // one file and the test that guards it.
+    {
+      name: 'trpc-unstable-core-in-one-module',
+      severity: 'error',
+      comment: "tRPC's unstable core (no semver promise) is used only by src/api/trpc-internals.ts, which checks its shape at start-up.",
+      from: { pathNot: '^src/api/trpc-internals\\.ts$' },
+      to: { path: '^node_modules/@trpc/server/dist/unstable-core-do-not-import' },
+    },
+    {
+      name: 'schema-engine-in-one-module',
+      severity: 'error',
+      comment: "Prisma's WebAssembly schema engine (its bindings loaded by hand) is used only by src/db/schema-engine.ts.",
+      from: { pathNot: '^src/db/schema-engine\\.ts$' },
+      to: { path: '^node_modules/@prisma/schema-engine-wasm/' },
+    },
+    {
+      name: 'nestjs-only-in-its-peer',
+      severity: 'error',
+      comment: "NestJS is the benchmark's peer (bench/peers/nestjs), nothing else of the project.",
+      from: { pathNot: '^bench/peers/nestjs/' },
+      to: { path: '^node_modules/(@nestjs/|reflect-metadata/|rxjs/)' },
+    },
     {
       name: 'no-unresolvable',
       severity: 'error',

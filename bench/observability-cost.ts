@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import type { IncomingMessage } from 'node:http';
 import { requestChildLogger } from '../src/http/request-logging.js';
 import { createServiceMetrics } from '../src/observability/metrics.js';
-import { formatTraceparent, traceContextFor } from '../src/observability/trace-context.js';
+import { addTraceLogFields, formatTraceparent, traceContextFor } from '../src/observability/trace-context.js';
 
 const CALLS = Number(process.env.CALLS ?? 200_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
@@ -16,6 +16,11 @@ const metrics = createServiceMetrics();
 const untraced = { headers: {} } as unknown as IncomingMessage;
 const traced = { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as unknown as IncomingMessage;
 const line = { method: 'GET', route: '/v1/pets', url: '/v1/pets?limit=20', statusCode: 200, responseTimeMs: 1.2 };
+
+/** What src/http/request-logging.ts's request logger adds: the completion line. */
+interface LazyRequestLogger {
+  completed(fields: object, message: string): void;
+}
 
 const steps: Record<string, () => void> = {
   // Without trace context: the request's logger with its id, and its one line.
@@ -30,6 +35,15 @@ const steps: Record<string, () => void> = {
     formatTraceparent(traceContextFor(traced.headers.traceparent));
     requestChildLogger(logger, { reqId: 'f3a1c2d4' }, {}, traced).info(line, 'request completed');
   },
+  // The request's logger and its one line: a pino child per request (Fastify's own way), against
+  // ours, which makes the child only when something else logs (src/http/request-logging.ts).
+  'pino child per request + line': () => {
+    const bindings = { reqId: 'f3a1c2d4' };
+    addTraceLogFields(bindings, traceContextFor(undefined));
+    logger.child(bindings).info(line, 'request completed');
+  },
+  'lazy child (ours) + line': () =>
+    (requestChildLogger(logger, { reqId: 'f3a1c2d4' }, {}, untraced) as unknown as LazyRequestLogger).completed(line, 'request completed'),
   'metrics: one request observed': () =>
     metrics.observeRequest({ surface: 'rest', route: '/v1/pets', method: 'GET', statusCode: 200, durationSeconds: 0.0012 }),
 };

@@ -14,10 +14,12 @@
 //      (/proc/<pid>/stat) divided by the requests it answered.
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
-//   6. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
+//   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
+//      against the NestJS peer and the bare baseline, each loaded in turn, on REST list, create, get.
+//   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
 //      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
 //      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
-//   7. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
+//   8. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
 //      same service without it, on one database, alternating.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
@@ -28,7 +30,8 @@
 // a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
-// BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=redis (the shared limits' cost alone),
+// BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=peers (the peer comparison alone),
+// BENCH_ONLY=redis (the shared limits' cost alone),
 // BENCH_NODE_OPTIONS (the service's NODE_OPTIONS; default: the operator setting of docs/operations.md,
 // "The process's memory settings"; empty: none).
 import { execSync } from 'node:child_process';
@@ -54,6 +57,17 @@ import {
   type Started,
 } from './processes.js';
 import { seedPets, seedPostgresPets } from './seed.js';
+import {
+  buildNestPeer,
+  PEER_SCENARIOS,
+  PEER_SYSTEMS,
+  PEER_TARGET_RATIO,
+  printPeerComparison,
+  rotation,
+  startNestPeer,
+  type PeerFigures,
+  type PeerSystem,
+} from './peers.js';
 import { startAttack } from './under-attack.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
@@ -64,6 +78,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_ATTACK = process.env.BENCH_ONLY === 'attack';
+const ONLY_PEERS = process.env.BENCH_ONLY === 'peers';
 const ONLY_REDIS = process.env.BENCH_ONLY === 'redis';
 const KINDS = ['sqlite', 'postgresql', 'pgbouncer'] as const;
 type DatabaseKind = (typeof KINDS)[number];
@@ -129,7 +144,7 @@ setTimeout(() => {
 // Servers
 
 interface Server {
-  name: 'service' | 'baseline';
+  name: 'service' | 'baseline' | 'peer';
   started: Started;
   rss: PeakRss;
   /** The SQLite file or PostgreSQL URL it serves. */
@@ -192,7 +207,13 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   };
 }
 
-function serviceEnv(port: number, databaseUrl: string, directUrl?: string, redisUrl?: string): NodeJS.ProcessEnv {
+function serviceEnv(
+  port: number,
+  databaseUrl: string,
+  directUrl?: string,
+  nodeOptions = NODE_OPTIONS,
+  redisUrl?: string,
+): NodeJS.ProcessEnv {
   // Only what the service's settings need, as production would set them; nothing inherited
   // from this shell can change what is measured (except PATH and HOME, which npm needs).
   return {
@@ -200,7 +221,7 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string, redis
     HOME: process.env.HOME,
     NODE_ENV: 'production',
     // The memory bounds an operator sets (docs/operations.md), which the RSS target is measured with.
-    ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     API_KEYS: API_KEY,
     // What production runs with (README: the default), so the request log's cost is measured.
     LOG_LEVEL: 'info',
@@ -226,11 +247,16 @@ async function startService(
   name: string,
   databaseUrl: string,
   directUrl?: string,
+  nodeOptions = NODE_OPTIONS,
   redisUrl?: string,
 ): Promise<{ server: Server; startMs: number }> {
   const port = await freePort();
   const since = performance.now();
-  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl, directUrl, redisUrl), port });
+  const started = startProcess(name, 'npm', ['start'], {
+    cwd: ROOT,
+    env: serviceEnv(port, databaseUrl, directUrl, nodeOptions, redisUrl),
+    port,
+  });
   const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
   return { server: { name: 'service', started, rss: new PeakRss(servingPid(started)), database: databaseUrl }, startMs };
 }
@@ -286,8 +312,8 @@ function describeRun(run: Run): string {
 }
 
 /** The same request on both servers must give the same answer, or the comparison is void. */
-async function checkSameAnswers(service: Server, baseline: Server): Promise<void> {
-  for (const { label, request, creates } of SCENARIOS) {
+async function checkSameAnswers(service: Server, baseline: Server, scenarios = SCENARIOS): Promise<void> {
+  for (const { label, request, creates } of scenarios) {
     const answers = await Promise.all(
       [service, baseline].map((server) => httpCall(server.started.port, request.method, request.path, request.headers, request.body)),
     );
@@ -414,7 +440,7 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
         const order = round % 2 ? [service, baseline] : [baseline, service];
         for (const server of order) {
           const run = await measure(server, request, SECONDS);
-          runs.get(label)![server.name].push(run);
+          runs.get(label)![server === service ? 'service' : 'baseline'].push(run);
           console.log(`  round ${round} ${kind.padEnd(10)} ${label.padEnd(26)} ${server.name.padEnd(8)} ${describeRun(run)}`);
         }
       }
@@ -427,6 +453,51 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
   } finally {
     await serviceDatabase.drop();
     await baselineDatabase.drop();
+  }
+}
+
+/** 6. The peers on SQLite: four systems on databases of their own with the same rows, loaded in turn. */
+async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigures[]>>> {
+  console.log('\n## peers (SQLite)');
+  buildNestPeer(ROOT);
+  const scenarios = SCENARIOS.filter((s) => PEER_SCENARIOS.includes(s.label));
+  const files = Object.fromEntries(PEER_SYSTEMS.map((system, i) => [system, join(workDir, `peer-${i}.db`)])) as Record<PeerSystem, string>;
+  const shipped = (await startService('service-as-shipped', `file:${files['service as shipped']}`, undefined, '')).server;
+  const withOptions = (await startService('service-node-options', `file:${files['service with NODE_OPTIONS']}`, undefined, NODE_OPTIONS))
+    .server;
+  const nestPort = await freePort();
+  const nestStarted = startNestPeer(ROOT, nestPort, files.NestJS, API_KEY);
+  await waitForAnswer(nestStarted, '/v1/pets?limit=1', AUTH, performance.now());
+  const nest: Server = { name: 'peer', started: nestStarted, rss: new PeakRss(servingPid(nestStarted)), database: files.NestJS };
+  const baseline = await startBaseline(files.baseline);
+  const systems: Array<[PeerSystem, Server]> = [
+    ['service as shipped', shipped],
+    ['service with NODE_OPTIONS', withOptions],
+    ['NestJS', nest],
+    ['baseline', baseline],
+  ];
+  try {
+    for (const system of PEER_SYSTEMS) seedPets(files[system], SEED_ROWS);
+    for (const [, server] of systems.slice(0, 3)) await checkSameAnswers(server, baseline, scenarios);
+    for (const { request } of scenarios) for (const [, server] of systems) await measure(server, request, WARM_UP_SECONDS);
+    const runs = new Map(
+      scenarios.map((s) => [
+        s.label,
+        Object.fromEntries(PEER_SYSTEMS.map((system) => [system, [] as PeerFigures[]])) as Record<PeerSystem, PeerFigures[]>,
+      ]),
+    );
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const { label, request } of scenarios) {
+        for (const [system, server] of rotation(systems, round)) {
+          const run = await measure(server, request, SECONDS);
+          runs.get(label)![system].push(run);
+          console.log(`  round ${round} ${label.padEnd(26)} ${system.padEnd(25)} ${describeRun(run)}`);
+        }
+      }
+    }
+    return runs;
+  } finally {
+    await Promise.all(systems.map(([, server]) => stopProcess(server.started)));
   }
 }
 
@@ -520,7 +591,7 @@ async function measureRedisCost(): Promise<Map<string, { redis: Run[]; alone: Ru
   const redis = await startPrivateRedis();
   const costs = new Map<string, { redis: Run[]; alone: Run[] }>(REDIS_SCENARIOS.map((s) => [s.label, { redis: [], alone: [] }]));
   try {
-    const { server: shared } = await startService('service-redis', database.url, undefined, redis.url);
+    const { server: shared } = await startService('service-redis', database.url, undefined, NODE_OPTIONS, redis.url);
     const { server: alone } = await startService('service-no-redis', database.url);
     await database.seed(SEED_ROWS);
     try {
@@ -623,6 +694,10 @@ async function main(): Promise<void> {
     printUnderAttack(await measureUnderAttack());
     return;
   }
+  if (ONLY_PEERS) {
+    printPeerComparison(await comparePeers(), ROUNDS, NODE_OPTIONS);
+    return;
+  }
   if (ONLY_REDIS) {
     printRedisCost(await measureRedisCost());
     return;
@@ -641,6 +716,7 @@ async function main(): Promise<void> {
   const withSqlite = DATABASES.includes('sqlite') && !QUICK;
   const scale = withSqlite ? await measureScale() : new Map<string, { small: Run[]; large: Run[] }>();
   const startUps = withSqlite ? await measureStartUp() : [];
+  const peers = withSqlite ? await comparePeers() : null;
   const underAttack = withSqlite ? await measureUnderAttack() : null;
   const redisCost = withSqlite ? await measureRedisCost() : null;
 
@@ -698,6 +774,10 @@ async function main(): Promise<void> {
     targets.push([`start-up to first answer ≤ 1.5 s: ${fixed(median(startUps), 0)} ms`, median(startUps) <= 1500]);
   }
 
+  if (peers) {
+    for (const [scenario, { shipped }] of printPeerComparison(peers, ROUNDS, NODE_OPTIONS))
+      targets.push([`sqlite: ${scenario} ≥ ${PEER_TARGET_RATIO} × NestJS, as shipped: ${fixed(shipped, 2)}`, shipped >= PEER_TARGET_RATIO]);
+  }
   if (underAttack) printUnderAttack(underAttack);
   if (redisCost) {
     const restList = printRedisCost(redisCost).get('REST list limit=20')!;

@@ -65,7 +65,7 @@ export interface DatabaseSettings {
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
   databaseQueryTimeoutMs: number;
-  /** Queries that may wait for a pooled connection; more fail at once (default: 10 × the pool). */
+  /** Queries that may wait for a pooled connection; more fail at once (src/config.ts sets it; absent: no bound). */
   databasePoolQueueLimit?: number;
 }
 
@@ -223,6 +223,40 @@ function prismaSqliteAdapter(databaseUrl: string): SqlDriverAdapterFactory {
 /** A lost connection's own 'error' event: its request has its own error (503); pg drops the connection. */
 function ignoreConnectionError(): void {}
 
+type ConnectCallback = Parameters<pg.Pool['connect']> extends [infer C] ? C : never;
+
+/**
+ * pg's Pool with a bounded wait queue: with `queueLimit` queries already waiting for a connection,
+ * the next fails at once (a fault src/db/database-errors.ts calls 'unavailable': 503 with
+ * Retry-After) instead of joining a queue that one greedy client could grow without end. pg bounds
+ * the wait in time only (`connectionTimeoutMillis`), not in length. Both pg's `pool.query` and
+ * Prisma's adapter take connections through `connect`; the override reads only pg's public counters.
+ */
+class BoundedQueuePool extends pg.Pool {
+  /** Queries refused at once so far. */
+  refused = 0;
+
+  constructor(
+    config: PoolConfig,
+    private readonly queueLimit: number,
+  ) {
+    super(config);
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const exhausted = this.idleCount === 0 && this.totalCount >= (this.options.max ?? 10);
+    if (exhausted && this.waitingCount >= this.queueLimit) {
+      this.refused++;
+      const error = new Error(POOL_QUEUE_FULL);
+      if (callback) return void process.nextTick(callback, error, undefined, () => {});
+      return Promise.reject(error);
+    }
+    return callback ? super.connect(callback) : super.connect();
+  }
+}
+
 /**
  * The pg pool for the service: ours, handed to Prisma's adapter (PrismaPg takes a pg.Pool in its
  * public constructor), so the hot-path SQL runs on the same connections without reaching into the
@@ -230,28 +264,14 @@ function ignoreConnectionError(): void {}
  * 'error' event, on the pool for idle ones and on the connection itself otherwise; one that
  * arrives while no one listens would end the process (seen under pg_terminate_backend in
  * test/reliability/database-faults.test.ts), so both have a listener. pg drops a broken
- * connection and the next query opens a new one.
+ * connection and the next query opens a new one. Without a queue limit (the tools), pg's own
+ * unbounded queue.
  */
-function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): { pool: pg.Pool; queueFull: () => number } {
-  const pool = new pg.Pool(postgresPoolConfig(settings, target));
+function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): BoundedQueuePool {
+  const pool = new BoundedQueuePool(postgresPoolConfig(settings, target), settings.databasePoolQueueLimit ?? Infinity);
   pool.on('error', ignoreConnectionError);
   pool.on('connect', (client) => client.on('error', ignoreConnectionError));
-  // A bounded wait queue: with DATABASE_POOL_QUEUE_LIMIT queries already waiting, the next fails at
-  // once (a fault src/db/database-errors.ts calls 'unavailable': 503 with Retry-After) instead of
-  // joining a queue that one greedy client could grow without end. Both pg's pool.query and
-  // Prisma's adapter take connections through pool.connect.
-  const limit = settings.databasePoolQueueLimit ?? 10 * settings.databasePoolSize;
-  let refused = 0;
-  const connect = pool.connect.bind(pool) as (callback?: unknown) => unknown;
-  pool.connect = ((callback?: (error: Error) => void) => {
-    const exhausted = pool.idleCount === 0 && pool.totalCount >= settings.databasePoolSize;
-    if (!exhausted || pool.waitingCount < limit) return connect(callback);
-    refused++;
-    const error = new Error(POOL_QUEUE_FULL);
-    if (callback) return void process.nextTick(callback, error);
-    return Promise.reject(error);
-  }) as typeof pool.connect;
-  return { pool, queueFull: () => refused };
+  return pool;
 }
 
 /**
@@ -278,7 +298,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
 
   if (provider === 'postgresql') {
     const target = postgresTarget(settings.databaseUrl);
-    const { pool, queueFull } = openPostgresPool(settings, target);
+    const pool = openPostgresPool(settings, target);
     const reportFault = log ? configurationFaultReporter(log) : undefined;
     const postgres = new PostgresPrismaClient({ adapter: new PrismaPg(pool, { onPoolError: ignoreConnectionError }) });
     // The same models and methods (see PrismaClient above); only the id's TypeScript type differs.
@@ -296,7 +316,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
         total: pool.totalCount,
         idle: pool.idleCount,
         waiting: pool.waitingCount,
-        queueFull: queueFull(),
+        queueFull: pool.refused,
       }),
       // On the pool: a readiness probe need not load Prisma's query compiler. Its failures are
       // looked at too: a pooler that refuses our connections fails the probes before any request.

@@ -73,7 +73,7 @@ async function python(...args: Array<string | number>): Promise<{ line: string; 
       reject(new Error(`python3 is needed for the slow readers (Debian: apt-get install python3): ${error.message}`)),
     );
   });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const line = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
     child.once('exit', (code) => reject(new Error(`python3 exited with ${code} before answering`)));

@@ -1,0 +1,161 @@
+// `npx tsx bench/profile.ts`: where a request's microseconds go, beyond the bare floor's. For each
+// scenario (REST list of 20, create, get; SQLite, 1,000 rows), the service as shipped (`node
+// dist/start.js`, production settings as in npm run bench; build first) and the bare baseline
+// (bench/baseline-server.ts) are each warmed up, then CPU-profiled through the inspector (V8's
+// sampling profiler, 100 µs) for the length of one load run (wrk -t1 -c32 or autocannon), so start-up
+// and warm-up stay out of the profile. Prints self time per request by area for both, and the
+// service's hottest functions, in µs per request. PROFILE_SECONDS (10), PROFILE_TOP (30),
+// PROFILE_DIR (keep the .cpuprofile files there).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/free-port.js';
+import { load, pickGenerator, type Request } from './load.js';
+import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
+import { summarise, type Profile, type Summary } from './profile-summary.js';
+import { seedPets } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+const TOP = Number(process.env.PROFILE_TOP ?? 30);
+const API_KEY = 'bench-key-0123456789abcdefghij';
+const AUTH = { authorization: `Bearer ${API_KEY}` };
+const SCENARIOS: Array<{ label: string; request: Request }> = [
+  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
+  {
+    label: 'REST create',
+    request: {
+      method: 'POST',
+      path: '/v1/pets',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
+    },
+  },
+  { label: 'REST get', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
+];
+
+const workDir = mkdtempSync(join(tmpdir(), 'animal-store-profile-'));
+const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
+
+/** The inspector's WebSocket address, which Node prints on stderr at start (`--inspect=127.0.0.1:0`). */
+async function inspectorUrl(started: Started): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const url = /Debugger listening on (ws:\/\/\S+)/.exec(started.stderr())?.[1];
+    if (url) return url;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${started.name}: no inspector address: ${started.stderr()}`);
+}
+
+/** A minimal Chrome DevTools Protocol session: one command at a time. */
+async function devtools(url: string): Promise<{ send(method: string, params?: object): Promise<unknown>; close(): void }> {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  let id = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
+  };
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve) => {
+        waiting.set(++id, resolve);
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => socket.close(),
+  };
+}
+
+async function startSystem(system: 'service' | 'baseline', file: string): Promise<Started> {
+  const port = await freePort();
+  const common = { PATH: process.env.PATH, HOME: process.env.HOME, API_KEYS: API_KEY };
+  const started =
+    system === 'service'
+      ? startProcess('service', process.execPath, ['--inspect=127.0.0.1:0', 'dist/start.js'], {
+          cwd: ROOT,
+          port,
+          env: {
+            ...common,
+            NODE_ENV: 'production',
+            LOG_LEVEL: 'info',
+            HOST: '127.0.0.1',
+            PORT: String(port),
+            DATABASE_URL: `file:${file}`,
+            RATE_LIMIT_PER_MINUTE: '1000000000',
+            METRICS_ENABLED: 'true',
+          },
+        })
+      : startProcess('baseline', process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', 'bench/baseline-server.ts'], {
+          cwd: ROOT,
+          port,
+          env: { ...common, BASELINE_PORT: String(port), BASELINE_DB: file },
+        });
+  await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
+  return started;
+}
+
+/** Warm-up, then one profiled load run; returns the profile's summary and the requests answered. */
+async function profile(
+  system: 'service' | 'baseline',
+  label: string,
+  request: Request,
+): Promise<{ summary: Summary; requests: number; cpuMicrosPerRequest: number }> {
+  const file = join(workDir, `${system}-${label.replace(/\W+/g, '-')}.db`);
+  const started = await startSystem(system, file);
+  try {
+    seedPets(file, 1_000);
+    await load(generator, ROOT, workDir, started.port, request, { seconds: 3, connections: 32 });
+    const session = await devtools(await inspectorUrl(started));
+    await session.send('Profiler.enable');
+    await session.send('Profiler.setSamplingInterval', { interval: 100 });
+    await session.send('Profiler.start');
+    const cpuBefore = cpuSeconds(started.child.pid!);
+    const result = await load(generator, ROOT, workDir, started.port, request, { seconds: SECONDS, connections: 32 });
+    const cpu = cpuSeconds(started.child.pid!) - cpuBefore;
+    const { profile: taken } = (await session.send('Profiler.stop')) as { profile: Profile };
+    session.close();
+    if (process.env.PROFILE_DIR)
+      writeFileSync(join(process.env.PROFILE_DIR, `${system}-${label.replace(/\W+/g, '-')}.cpuprofile`), JSON.stringify(taken));
+    return { summary: summarise(taken), requests: result.requests, cpuMicrosPerRequest: (cpu * 1e6) / result.requests };
+  } finally {
+    await stopProcess(started);
+  }
+}
+
+/**
+ * The sampling profiler counts wall time: on a shared machine a process that waits for a CPU
+ * leaves its samples on whatever it was running. Each area's share of the busy (non-idle) samples
+ * is therefore applied to the CPU time the process really used per request (/proc/<pid>/stat).
+ */
+function microsPerRequest(run: { summary: Summary; cpuMicrosPerRequest: number }): (time: number | undefined) => string {
+  const busy = run.summary.total - (run.summary.byArea.get('(idle)') ?? 0);
+  return (time) => (((time ?? 0) / busy) * run.cpuMicrosPerRequest).toFixed(1);
+}
+
+try {
+  for (const { label, request } of SCENARIOS) {
+    const service = await profile('service', label, request);
+    const baseline = await profile('baseline', label, request);
+    const [mine, bare] = [microsPerRequest(service), microsPerRequest(baseline)];
+    console.log(
+      `\n## ${label}: CPU per request: service ${service.cpuMicrosPerRequest.toFixed(0)} µs (${service.requests} requests), baseline ${baseline.cpuMicrosPerRequest.toFixed(0)} µs (${baseline.requests})`,
+    );
+    console.log('| area | service µs/req | baseline µs/req |');
+    console.log('|---|---|---|');
+    const areas = [...service.summary.byArea].filter(([name]) => name !== '(idle)').sort((a, b) => b[1] - a[1]);
+    for (const [name, time] of areas.slice(0, 20)) console.log(`| ${name} | ${mine(time)} | ${bare(baseline.summary.byArea.get(name))} |`);
+    console.log(`\nservice, hottest ${TOP} functions (self µs/req)`);
+    const functions = [...service.summary.byFunction].filter(([name]) => !name.startsWith('(idle)')).sort((a, b) => b[1] - a[1]);
+    for (const [name, time] of functions.slice(0, TOP)) console.log(`  ${mine(time).padStart(6)}  ${name}`);
+    console.log(`\nbaseline, hottest 10 functions (self µs/req)`);
+    const floor = [...baseline.summary.byFunction].filter(([name]) => !name.startsWith('(idle)')).sort((a, b) => b[1] - a[1]);
+    for (const [name, time] of floor.slice(0, 10)) console.log(`  ${bare(time).padStart(6)}  ${name}`);
+  }
+} finally {
+  rmSync(workDir, { recursive: true, force: true });
+}

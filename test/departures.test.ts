@@ -1,0 +1,90 @@
+// The departures of docs/architecture.md ("Where we depart from a library") that no suite of their
+// own guards: each test fails when the library behaviour a departure relies on changes, or when the
+// departure stops doing what it is there for.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { initTRPC, type AnyTRPCRouter } from '@trpc/server';
+import Sqlite from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
+import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
+
+type Middleware = ((...args: never[]) => unknown) & { _type?: string };
+
+describe("the middleware runner's reliance on tRPC's internals (src/api/trpc-internals.ts)", () => {
+  const t = initTRPC.create();
+  /** A new router each time: trpcInternals checks a router once and remembers it. */
+  const router = () =>
+    t.router({
+      get: t.procedure
+        .input(z.object({ id: z.number() }))
+        .output(z.object({ id: z.number() }))
+        .query(({ input }) => input),
+    });
+  const chainOf = (r: AnyTRPCRouter) => (r._def.procedures as Record<string, { _def: { middlewares: Middleware[] } }>).get!._def;
+
+  it('tRPC still marks the output middleware `_type: "output"` and ends the chain with `resolveMiddleware`', () => {
+    const r = router();
+    const { middlewares } = chainOf(r);
+    expect(middlewares.filter((m) => m._type === 'output')).toHaveLength(1);
+    expect(middlewares.at(-1)!.name).toBe('resolveMiddleware');
+    expect(() => trpcInternals(r)).not.toThrow();
+  });
+
+  it('refuses, at the first use, a router whose output middleware has lost its mark', () => {
+    const r = router();
+    for (const middleware of chainOf(r).middlewares) if (middleware._type === 'output') delete middleware._type;
+    expect(() => trpcInternals(r)).toThrow(TrpcInternalsError);
+    expect(() => trpcInternals(router())).not.toThrow();
+  });
+
+  it('refuses a router whose chain does not end with the resolver', () => {
+    const r = router();
+    const chain = chainOf(r);
+    chain.middlewares = [...chain.middlewares.slice(0, -1), function somethingElse() {}];
+    expect(() => trpcInternals(r)).toThrow(/last middleware is not its resolver/);
+  });
+});
+
+/** Longer than SQLite's busy timeout, shorter than the service's wait for the lock (sqlite-busy-retry.ts). */
+const LOCK_HELD_MS = 1_500;
+
+describe("Prisma's SQLite adapter connection, its statements retried while the lock is taken (src/db/sqlite-busy-retry.ts)", () => {
+  let dir: string | undefined;
+  let database: Database | undefined;
+  afterEach(async () => {
+    await database?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a Prisma write waits for another process's write lock without blocking the process, then succeeds", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'departures-'));
+    const file = join(dir, 'store.db');
+    await migrateDatabase(`file:${file}`);
+    database = await openDatabase({
+      databaseUrl: `file:${file}`,
+      databasePoolSize: 1,
+      databaseConnectTimeoutMs: 5_000,
+      databaseQueryTimeoutMs: 5_000,
+    });
+    await database.prisma.apiKey.count(); // Prisma's adapter connection is open
+    const other = new Sqlite(file);
+    other.exec('BEGIN IMMEDIATE');
+    // The lock is let go by a timer of this process: a driver that waited for it synchronously
+    // would hold the event loop (every request, /healthz included) until SQLite's busy timeout.
+    let waitedFor = 0;
+    const started = performance.now();
+    const release = sleep(LOCK_HELD_MS).then(() => {
+      waitedFor = performance.now() - started;
+      other.exec('COMMIT');
+      other.close();
+    });
+    const write = database.prisma.apiKey.create({ data: { name: 'while-locked', hash: 'digest-while-locked' } });
+    await expect(write).resolves.toMatchObject({ name: 'while-locked' });
+    await release;
+    expect(waitedFor).toBeLessThan(LOCK_HELD_MS + 1_000);
+  });
+});
