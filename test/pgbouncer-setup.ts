@@ -4,7 +4,7 @@
 // through the pooler (test/support/test-database.ts, TEST_DATABASE=pgbouncer). Without the
 // `pgbouncer` program the run stops here, with the message that says how to get it.
 import type { TestProject } from 'vitest/node';
-import setupPostgres from './global-setup.js';
+import setupDatabases, { runPostgres } from './global-setup.js';
 import { startPrivatePgBouncer } from './support/private-pgbouncer.js';
 
 declare module 'vitest' {
@@ -15,9 +15,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const stopPostgres = await setupPostgres(project);
+  const stopPostgres = await setupDatabases(project);
   try {
-    const pgbouncer = await startPrivatePgBouncer(project.getProvidedContext().postgresServerUrl);
+    const pgbouncer = await startPrivatePgBouncer((await runPostgres()).serverUrl);
     project.provide('pgbouncerPort', pgbouncer.port);
     return async () => {
       await pgbouncer.stop();

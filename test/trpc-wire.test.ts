@@ -16,19 +16,18 @@ import { createContextFactory } from '../src/app.js';
 import { createApiKeyStore } from '../src/auth/api-key-store.js';
 import { createApiKeyVerifier } from '../src/auth/api-keys.js';
 import { parseConfig } from '../src/config.js';
-import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
+import { openDatabase, type Database } from '../src/db/database.js';
 import { authentication } from '../src/http/authentication.js';
 import { MAX_PARAM_LENGTH } from '../src/http/request-head-limits.js';
 import { trpcHandlerOptions } from '../src/http/trpc-plugin.js';
 import { createRequestLimits } from '../src/limits/request-limiters.js';
 import { StorageHealth } from '../src/db/storage-health.js';
-import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { createMigratedTestDatabase, type TestDatabase } from './support/test-database.js';
 import { API_KEY, startTestServer, TEST_CONFIG, type TestServer } from './support/test-server.js';
 
 /** The reference: tRPC's stock plugin in a plain Fastify, with our authentication hook and context. */
 async function startReference() {
-  const testDatabase: TestDatabase = await createTestDatabase();
-  await migrateDatabase(testDatabase.url);
+  const testDatabase: TestDatabase = await createMigratedTestDatabase();
   const database: Database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
   const app = Fastify({
     loggerInstance: pino({ level: 'silent' }),

@@ -1,10 +1,10 @@
 // `npm test` runs the behaviour suites (everything built on test/support/test-server.ts) once on
 // SQLite and once on PostgreSQL, and the rest (settings, start-up, migrations, several processes,
-// database outage) once: those choose their databases themselves. test/global-setup.ts provides the
-// PostgreSQL server for the whole run. The suites through PgBouncer (test/pgbouncer/, and the
-// behaviour suites once more) need Debian's pgbouncer: `npm run test:pgbouncer`
-// (test/vitest.pgbouncer.config.ts), not part of this run; nor are the suites behind HAProxy
-// (test/haproxy/, `npm run test:haproxy`).
+// database outage) once: those choose their databases themselves. test/global-setup.ts makes the
+// run's migrated template databases, and starts PostgreSQL, when the first test asks for them.
+// The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
+// pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
+// are the suites behind HAProxy (test/haproxy/, `npm run test:haproxy`).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -28,8 +28,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
-      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
+      // The behaviour suites only talk to test servers, and each closes what it starts: one worker
+      // runs several of them on the modules it has loaded (isolate: false), instead of loading the
+      // service again for every file.
+      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'sqlite' } } },
+      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'postgresql' } } },
       {
         extends: true,
         test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },

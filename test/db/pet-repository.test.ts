@@ -2,12 +2,12 @@
 // databases: one implementation, the same answers, the same transaction semantics, and the same
 // rows that Prisma (which owns the models) reads and writes.
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
 import type { Provider } from '../../src/db/providers.js';
 import { statement } from '../../src/db/sql.js';
 import { createPetRepository } from '../../src/pets/pet-repository.js';
 import { parseConfig } from '../../src/config.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 let database: Database | undefined;
 let testDatabase: TestDatabase | undefined;
@@ -19,8 +19,7 @@ afterEach(async () => {
 });
 
 async function open(provider: Provider): Promise<Database> {
-  testDatabase = await createTestDatabase(provider);
-  await migrateDatabase(testDatabase.url);
+  testDatabase = await createMigratedTestDatabase(provider);
   database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
   return database;
 }

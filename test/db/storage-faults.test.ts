@@ -7,9 +7,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { databaseFault, RETRY_AFTER_SECONDS } from '../../src/db/database-errors.js';
-import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
 import { StorageHealth } from '../../src/db/storage-health.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /** A PostgreSQL server error with this SQLSTATE (and message), in each shape it reaches the service. */
 function postgresErrors(sqlState: string, message = 'server error'): Array<[string, unknown]> {
@@ -96,8 +96,7 @@ describe("SQLite's storage settings", () => {
   let testDatabase: TestDatabase;
   let database: Database;
   beforeAll(async () => {
-    testDatabase = await createTestDatabase('sqlite');
-    await migrateDatabase(testDatabase.url);
+    testDatabase = await createMigratedTestDatabase('sqlite');
     database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
   });
   afterAll(async () => {

@@ -13,10 +13,10 @@ import Sqlite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
 import { parseConfig } from '../../src/config.js';
-import { migrateDatabase, openDatabase } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/database.js';
 import { sqliteFilePath } from '../../src/db/providers.js';
 import { FROM_SOURCE, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const run = promisify(execFile);
 const ENV_KEY = 'disk-full-key-0123456789';
@@ -100,8 +100,7 @@ async function storm<T>(count: number, inFlight: number, one: (i: number) => Pro
 
 describe('SQLite on a full disk', () => {
   it('acknowledges no create it did not store, keeps serving reads, reports it, and recovers by itself', { timeout: 120_000 }, async () => {
-    database = await createTestDatabase('sqlite');
-    await migrateDatabase(database.url);
+    database = await createMigratedTestDatabase('sqlite');
     const setup = await openDatabase(parseConfig({ DATABASE_URL: database.url }));
     const keys = createApiKeyStore(setup.prisma);
     const { key: storedKey } = await keys.create('disk-full');

@@ -1,11 +1,12 @@
-// A real service for tests: a fresh database of this run's kind (a SQLite file in a temporary
+// A real service for tests: a database of its own, of this run's kind (a SQLite file in a temporary
 // directory, a new PostgreSQL database, or one through PgBouncer: test/support/test-database.ts),
-// migrated the way `npm start` does it, behind a real HTTP server on 127.0.0.1 and a free port.
+// copied from the run's migrated template and checked the way `npm start` checks it, behind a real
+// HTTP server on 127.0.0.1 and a free port.
 import { pino, type Logger } from 'pino';
 import { buildApp, type App, type AppConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
-import { createTestDatabase, type DatabaseKind } from './test-database.js';
+import { createMigratedTestDatabase, type DatabaseKind } from './test-database.js';
 
 export const API_KEY = 'test-key-0123456789abcdef';
 export const OTHER_API_KEY = 'other-key-0123456789abcdef';
@@ -48,7 +49,8 @@ export interface TestServerOptions {
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const testDatabase = await createTestDatabase(options.provider, options.postgresServerUrl);
+  const testDatabase = await createMigratedTestDatabase(options.provider, options.postgresServerUrl);
+  // What `npm start` does first: here it finds every migration applied and applies nothing.
   await migrateDatabase(testDatabase.migrationUrl);
   const logger = options.logger ?? pino({ level: 'silent' });
   const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }), logger);
