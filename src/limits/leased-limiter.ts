@@ -6,7 +6,7 @@
 // the key's traffic has left: given back after RELEASE_AFTER_MS unused. While the store does not
 // answer, each instance counts on its own: its own requests in the window, before the outage
 // included. After the store comes back empty (a restart), each instance writes its units of every
-// live window back into it (carry()). docs/security.md, "Across instances", states the bounds.
+// live window back into it (carryAll()). docs/security.md, "Across instances", states the bounds.
 import type { LimitDecision, Limiter } from './fixed-window-limiter.js';
 
 /** Units granted by one lease at most; the store also grants at most 1/16 of what is left (redis-limiter.ts). */
@@ -187,8 +187,8 @@ export class LeasedLimiter implements Limiter {
 
   /**
    * What is left of the key's budget as this instance knows it: what no instance had leased at its
-   * last lease, and the units in its hand. Exact while one instance serves the key; more than
-   * the truth by what other instances took since this instance's last lease.
+   * last lease, and the units in its hand. Exact while one instance serves the key; with more, less
+   * than the truth by the units the others hold unspent, more by what they took since that lease.
    */
   private left(window: Window): number {
     if (window.alone) return Math.max(0, this.limit - window.served);
