@@ -34,7 +34,7 @@ async function startReference() {
     bodyLimit: TEST_CONFIG.bodyLimitBytes,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
-  const limits = await createRequestLimits(TEST_CONFIG, pino({ level: 'silent' }));
+  const limits = await createRequestLimits(TEST_CONFIG);
   app.addHook('onClose', () => limits.close());
   await app.register(authentication, {
     verifier: createApiKeyVerifier({

@@ -16,6 +16,7 @@ import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { keyRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { parseJson } from '../domain/json-text.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -36,6 +37,8 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
+  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
@@ -101,14 +104,14 @@ function nextPageLink(route: RestRoute, input: NextPageInput): string {
   return `<${REST_BASE_PATH}${route.path}?${query.toString()}>; rel="next"`;
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, databaseHealth }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
 
   /** A procedure's error in the envelope (src/api/errors.ts), logged when it is a 5xx (failure-log.ts). */
   function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
     const answer = answerForTRPCError(error);
-    logFailure(request.log, answer.status, error);
+    logFailure(request.log, answer.status, error, databaseHealth);
     return sendEnvelope(reply, answer);
   }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes. A

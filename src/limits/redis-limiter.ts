@@ -5,11 +5,11 @@
 //
 // When Redis does not answer (down, unreachable, slower than REDIS_COMMAND_TIMEOUT_MS), each
 // instance falls back to its own counts: requests keep being served (fail-open), and the
-// limits still hold per instance, as they do without REDIS_URL. The switch is logged once each
-// way (warn when Redis is lost, info when it is back). docs/security.md says why.
+// limits still hold per instance, as they do without REDIS_URL. The switch is told to `health`
+// (src/observability/dependencies.ts logs it once each way: warn when Redis is lost, info when it
+// is back, with the checks that fell back meanwhile). docs/security.md says why.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Logger } from 'pino';
 import type { Limiter } from './fixed-window-limiter.js';
 import { LeasedLimiter, type Lease, type LeaseStore } from './leased-limiter.js';
 
@@ -59,6 +59,14 @@ if mine >= 0 and back > 0 then
 end
 return 0`;
 
+/** Who is told of Redis's state: each check that fell back (with its error, when it had one), each success. */
+export interface RedisHealth {
+  failed(error?: unknown): void;
+  /** Not connected at start: nothing was counted yet. */
+  noticed(error: unknown): void;
+  succeeded(): void;
+}
+
 /** One connection to Redis for all limiters of this instance, with the fallback bookkeeping. */
 export class RedisCounters {
   private readonly client: Redis;
@@ -71,7 +79,7 @@ export class RedisCounters {
 
   constructor(
     url: string,
-    private readonly logger: Logger,
+    private readonly health: RedisHealth,
   ) {
     this.client = new Redis(url, {
       // Fail at once while disconnected instead of queueing requests behind a dead server.
@@ -112,7 +120,7 @@ export class RedisCounters {
     });
     if (!(await ready)) {
       this.failingSince = Date.now();
-      this.logger.warn("Redis is not answering: request limits fall back to each instance's own counts");
+      this.health.noticed(new Error(`not connected within ${ms} ms`));
     }
   }
 
@@ -124,25 +132,23 @@ export class RedisCounters {
   async run<T>(command: (client: Redis) => Promise<T>): Promise<T | undefined> {
     const probe = this.failingSince !== null;
     if (probe) {
-      if (this.probing || Date.now() < this.retryAt) return undefined;
+      if (this.probing || Date.now() < this.retryAt) {
+        this.health.failed();
+        return undefined;
+      }
       this.probing = true;
     }
     try {
       const result = await command(this.client);
       if (this.failingSince !== null) {
-        this.logger.info(
-          { downForMs: Date.now() - this.failingSince },
-          'Redis answers again: request limits are shared by every instance again',
-        );
         this.failingSince = null;
+        this.health.succeeded();
       }
       return result;
     } catch (error) {
       this.retryAt = Date.now() + REDIS_RETRY_AFTER_FAILURE_MS;
-      if (this.failingSince === null) {
-        this.failingSince = Date.now();
-        this.logger.warn({ err: error }, "Redis is not answering: request limits fall back to each instance's own counts");
-      }
+      if (this.failingSince === null) this.failingSince = Date.now();
+      this.health.failed(error);
       return undefined;
     } finally {
       if (probe) this.probing = false;

@@ -9,6 +9,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LimitDecision, Limiter } from '../../src/limits/fixed-window-limiter.js';
 import { RedisCounters } from '../../src/limits/redis-limiter.js';
+import { describeRedisFault } from '../../src/limits/request-limiters.js';
+import { redisTracker } from '../../src/observability/dependencies.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
 let redis: PrivateRedis | undefined;
@@ -26,7 +28,10 @@ afterEach(async () => {
 /** `count` instances' counters on one private Redis, and a connection of the test's own to look into it. */
 async function onPrivateRedis(count: number): Promise<{ counters: RedisCounters[]; redis: PrivateRedis; observer: Redis }> {
   redis = await startPrivateRedis();
-  instances = Array.from({ length: count }, () => new RedisCounters(redis!.url, pino({ level: 'silent' })));
+  instances = Array.from(
+    { length: count },
+    () => new RedisCounters(redis!.url, redisTracker(redis!.url, pino({ level: 'silent' }), describeRedisFault)),
+  );
   await Promise.all(instances.map((counters) => counters.connected()));
   observer = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   observer.on('error', () => {}); // reconnection attempts while the test stops Redis
