@@ -15,7 +15,7 @@ import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../a
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { keyRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
-import { parseJson } from '../domain/json-text.js';
+import { bodyText, parseJson } from '../domain/json-text.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation-headers.js';
@@ -66,8 +66,13 @@ function pathParams(route: RestRoute, request: FastifyRequest): Record<string, s
  * other key, never the object's prototype; the procedure's schema refuses it as an unknown field.
  */
 function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
-  const text = body.toString();
-  if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  if (body.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : bodyText(body);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
   try {
     done(null, parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
   } catch {
@@ -130,7 +135,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   // Read with the integer rule (src/domain/json-text.ts) instead of Fastify's parser, which
   // rounds numbers and calls a `__proto__` key invalid JSON (here it is an unknown field).
   v1.removeContentTypeParser('application/json');
-  v1.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  // As bytes: they are decoded strictly (bodyText), where Fastify's string would hold U+FFFD for bad bytes.
+  v1.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
 
   // Errors Fastify raises here (bad JSON, 413, 415) reach the app's error handler (src/app.ts): the envelope.
 

@@ -26,7 +26,7 @@ import type { Context, CreateContext } from '../api/context.js';
 import { answerForFastifyError, answerForRefusal, trpcErrorShapes } from '../api/errors.js';
 import { batchTooLargeRefusal, keyRateLimitRefusal, keyRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
-import { parseJson, withIntegerRule } from '../domain/json-text.js';
+import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
@@ -272,7 +272,14 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Decoded strictly from the bytes (src/domain/json-text.ts, bodyText): bytes that are not UTF-8 are a 400.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, typeof body === 'string' ? body : bodyText(body));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
