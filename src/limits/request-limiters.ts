@@ -1,9 +1,10 @@
 // The service's two request limits, built once from the settings: requests per API key (both
 // surfaces, one budget) and wrong keys per client address. In memory per instance, or shared by
-// every instance through Redis when REDIS_URL is set (redis-limiter.ts). Each is decided in one
-// place: the wrong-key limit in src/http/authentication.ts, which marks the request; the per-key
-// limit in src/api/trpc.ts (protectedProcedure), once per request: a tRPC batch's calls share the
-// decision taken for the whole batch before its body is read (src/http/trpc-plugin.ts).
+// every instance through Redis when REDIS_URL is set (redis-limiter.ts: budgets leased in chunks,
+// spent locally). Each is decided in one place: the wrong-key limit in src/http/authentication.ts,
+// which marks the request; the per-key limit in src/api/trpc.ts (protectedProcedure), once per
+// request: a tRPC batch's calls share the decision taken for the whole batch before its body is
+// read (src/http/trpc-plugin.ts).
 import type { Config } from '../config.js';
 import { FixedWindowLimiter, type Limiter } from './fixed-window-limiter.js';
 import type { RedisHealth } from './redis-limiter.js';
