@@ -19,6 +19,8 @@
 //   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
 //      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
 //      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
+//   8. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
+//      same service without it, on one database, alternating.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
@@ -29,6 +31,7 @@
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
 // BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=peers (the peer comparison alone),
+// BENCH_ONLY=redis (the shared limits' cost alone),
 // BENCH_NODE_OPTIONS (the service's NODE_OPTIONS; default: the operator setting of docs/operations.md,
 // "The process's memory settings"; empty: none).
 import { execSync } from 'node:child_process';
@@ -67,6 +70,7 @@ import {
 } from './peers.js';
 import { startAttack } from './under-attack.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
+import { startPrivateRedis } from '../test/support/private-redis.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -75,6 +79,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_ATTACK = process.env.BENCH_ONLY === 'attack';
 const ONLY_PEERS = process.env.BENCH_ONLY === 'peers';
+const ONLY_REDIS = process.env.BENCH_ONLY === 'redis';
 const KINDS = ['sqlite', 'postgresql', 'pgbouncer'] as const;
 type DatabaseKind = (typeof KINDS)[number];
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(',').map((name) => {
@@ -202,7 +207,13 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   };
 }
 
-function serviceEnv(port: number, databaseUrl: string, directUrl?: string, nodeOptions = NODE_OPTIONS): NodeJS.ProcessEnv {
+function serviceEnv(
+  port: number,
+  databaseUrl: string,
+  directUrl?: string,
+  nodeOptions = NODE_OPTIONS,
+  redisUrl?: string,
+): NodeJS.ProcessEnv {
   // Only what the service's settings need, as production would set them; nothing inherited
   // from this shell can change what is measured (except PATH and HOME, which npm needs).
   return {
@@ -218,6 +229,7 @@ function serviceEnv(port: number, databaseUrl: string, directUrl?: string, nodeO
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     ...(directUrl ? { DATABASE_DIRECT_URL: directUrl } : {}),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     DATABASE_POOL_SIZE: String(POOL_SIZE),
     // One key sends every request. A limit far above what the load reaches keeps the per-key
     // counter on the measured path (its cost is part of the service) without refusing anything.
@@ -236,10 +248,15 @@ async function startService(
   databaseUrl: string,
   directUrl?: string,
   nodeOptions = NODE_OPTIONS,
+  redisUrl?: string,
 ): Promise<{ server: Server; startMs: number }> {
   const port = await freePort();
   const since = performance.now();
-  const started = startProcess(name, 'npm', ['start'], { cwd: ROOT, env: serviceEnv(port, databaseUrl, directUrl, nodeOptions), port });
+  const started = startProcess(name, 'npm', ['start'], {
+    cwd: ROOT,
+    env: serviceEnv(port, databaseUrl, directUrl, nodeOptions, redisUrl),
+    port,
+  });
   const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
   return { server: { name: 'service', started, rss: new PeakRss(servingPid(started)), database: databaseUrl }, startMs };
 }
@@ -564,6 +581,72 @@ function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond, slowRead
   console.log(row('under attack', attacked));
 }
 
+/** The scenarios of the shared limits' cost: the same requests with REDIS_URL and without. */
+const REDIS_SCENARIOS = SCENARIOS.filter((s) => s.label === 'REST list limit=20' || s.label === 'tRPC list limit=20');
+
+/** 7. The shared limits' cost, on SQLite: two services on one database, one with REDIS_URL (a private redis-server), loaded in turn. */
+async function measureRedisCost(): Promise<Map<string, { redis: Run[]; alone: Run[] }>> {
+  console.log('\n## shared limits (SQLite): REDIS_URL set against unset');
+  const database = await benchDatabase('sqlite', 'redis');
+  const redis = await startPrivateRedis();
+  const costs = new Map<string, { redis: Run[]; alone: Run[] }>(REDIS_SCENARIOS.map((s) => [s.label, { redis: [], alone: [] }]));
+  try {
+    const { server: shared } = await startService('service-redis', database.url, undefined, NODE_OPTIONS, redis.url);
+    const { server: alone } = await startService('service-no-redis', database.url);
+    await database.seed(SEED_ROWS);
+    try {
+      for (const { request } of REDIS_SCENARIOS) for (const server of [shared, alone]) await measure(server, request, WARM_UP_SECONDS);
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const { label, request } of REDIS_SCENARIOS) {
+          const order =
+            round % 2
+              ? ([
+                  ['redis', shared],
+                  ['alone', alone],
+                ] as const)
+              : ([
+                  ['alone', alone],
+                  ['redis', shared],
+                ] as const);
+          for (const [which, server] of order) {
+            const run = await measure(server, request, SECONDS);
+            costs.get(label)![which].push(run);
+            console.log(`  round ${round} ${label.padEnd(26)} ${which === 'redis' ? 'REDIS_URL' : 'no Redis '}  ${describeRun(run)}`);
+          }
+        }
+      }
+    } finally {
+      await Promise.all([stopProcess(shared.started), stopProcess(alone.started)]);
+    }
+  } finally {
+    await redis.stop();
+    await database.drop();
+  }
+  return costs;
+}
+
+/** The table of the shared limits' cost; returns each scenario's ratio (with ÷ without, per round, median). */
+function printRedisCost(costs: Map<string, { redis: Run[]; alone: Run[] }>): Map<string, number> {
+  console.log('');
+  console.log('| shared limits, SQLite | REDIS_URL req/s | no Redis req/s | ratio | REDIS_URL CPU µs/req | no Redis CPU µs/req |');
+  console.log('|---|---|---|---|---|---|');
+  const ratios = new Map<string, number>();
+  for (const [label, { redis, alone }] of costs) {
+    const perRound = redis.map((run, i) => run.requestsPerSecond / alone[i]!.requestsPerSecond);
+    ratios.set(label, median(perRound));
+    const rps = (list: Run[]) =>
+      `${fixed(median(list.map((r) => r.requestsPerSecond)), 0)} (${spread(
+        list.map((r) => r.requestsPerSecond),
+        0,
+      )})`;
+    const cpu = (list: Run[]) => fixed(median(list.map((r) => r.cpuMicrosPerRequest)), 0);
+    console.log(
+      `| ${label} | ${rps(redis)} | ${rps(alone)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${cpu(redis)} | ${cpu(alone)} |`,
+    );
+  }
+  return ratios;
+}
+
 /** The medians table of one comparison; returns the ratio of each scenario. */
 function printComparison({ kind, runs }: Comparison): Map<string, number> {
   console.log('');
@@ -615,6 +698,10 @@ async function main(): Promise<void> {
     printPeerComparison(await comparePeers(), ROUNDS, NODE_OPTIONS);
     return;
   }
+  if (ONLY_REDIS) {
+    printRedisCost(await measureRedisCost());
+    return;
+  }
 
   // Each database's table as soon as it is measured, so that one database's failure keeps the other's figures.
   const comparisons: Comparison[] = [];
@@ -631,6 +718,7 @@ async function main(): Promise<void> {
   const startUps = withSqlite ? await measureStartUp() : [];
   const peers = withSqlite ? await comparePeers() : null;
   const underAttack = withSqlite ? await measureUnderAttack() : null;
+  const redisCost = withSqlite ? await measureRedisCost() : null;
 
   // The tables.
   const targets: Array<[string, boolean]> = [];
@@ -691,6 +779,10 @@ async function main(): Promise<void> {
       targets.push([`sqlite: ${scenario} ≥ ${PEER_TARGET_RATIO} × NestJS, as shipped: ${fixed(shipped, 2)}`, shipped >= PEER_TARGET_RATIO]);
   }
   if (underAttack) printUnderAttack(underAttack);
+  if (redisCost) {
+    const restList = printRedisCost(redisCost).get('REST list limit=20')!;
+    targets.push([`sqlite: REST list with REDIS_URL ≥ 0.9 × without: ${fixed(restList, 2)}`, restList >= 0.9]);
+  }
 
   console.log('');
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);

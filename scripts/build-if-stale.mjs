@@ -52,6 +52,8 @@ if (process.argv.includes('--record')) {
     );
     process.exit(1);
   }
+  // Said before the compiler's silent seconds, so that a first start does not look stuck.
+  console.error('Building dist/ from src/ (the first start, or the sources changed since the last build): TypeScript takes a few seconds…');
   const build = spawnSync(process.execPath, [TSC, '--build', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   writeFileSync(DIGEST_FILE, `${sourceDigest()}\n`);

@@ -1,5 +1,8 @@
-// `npm run client:pack [-- --out-dir <dir>]`: builds the client package from client/ and writes its
-// tarball (npm pack's format) to <dir> (default dist/), printing the tarball's path as the last line.
+// `npm run client:pack [-- --out-dir <dir>] [--declarations-dir <dir>]`: builds the client package
+// from client/ and writes its tarball (npm pack's format) to <dir> (default .pack/, which a clean
+// build does not delete, so an app's `file:` dependency on it keeps working), printing the
+// tarball's path as the last line; with --declarations-dir, also a copy of the package's
+// declarations there (the contract check compares them with the released ones: contract/).
 //
 // The package (client/README.md): client/package.json with the API's version (the OpenAPI
 // document's info.version), one ES module bundled from client/src with @trpc/client and
@@ -27,10 +30,15 @@ const SERVER_ROUTER = join(ROOT, 'src', 'api', 'root-router.ts');
 const PACKAGE_IMPORTS = new Set(['@trpc/client', '@trpc/server', 'openapi-fetch']);
 /** The only server file the bundle may take in: the request limits createClient keeps under. */
 const BUNDLED_SERVER_FILES = new Set([join(ROOT, 'src', 'http', 'request-head-limits.ts')]);
-/** Where the package is assembled before npm packs it (inside the repository, so that its imports resolve for the checks). */
-const STAGING = join(ROOT, 'dist', 'client-package');
+/**
+ * Where the package is assembled before npm packs it: inside the repository, so that its imports
+ * resolve for the checks; one folder per run (two runs at once must not share it), removed after.
+ */
+const STAGING = join(ROOT, 'dist', `client-package-${process.pid}`);
 
-const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: join(ROOT, 'dist') } } });
+const { values } = parseArgs({
+  options: { 'out-dir': { type: 'string', default: join(ROOT, '.pack') }, 'declarations-dir': { type: 'string' } },
+});
 const outDir = resolve(values['out-dir']);
 
 const document = await servedOpenApiDocument();
@@ -124,10 +132,18 @@ const { name, ...rest } = manifest;
 await writeFile(join(STAGING, 'package.json'), `${JSON.stringify({ name, version: document.info.version, ...rest }, null, 2)}\n`);
 await cp(join(CLIENT, 'README.md'), join(STAGING, 'README.md'));
 
+if (values['declarations-dir']) {
+  const declarations = resolve(values['declarations-dir']);
+  await mkdir(declarations, { recursive: true });
+  for (const name of await readdir(join(STAGING, 'dist'))) {
+    if (name.endsWith('.d.ts')) await cp(join(STAGING, 'dist', name), join(declarations, name));
+  }
+}
+
 await mkdir(outDir, { recursive: true });
 const { stdout } = await promisify(execFile)('npm', ['pack', STAGING, '--pack-destination', outDir, '--json', '--ignore-scripts'], {
   cwd: ROOT,
-});
+}).finally(() => rm(STAGING, { recursive: true, force: true }));
 const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
 if (!packed) throw new Error(`npm pack said nothing: ${stdout}`);
 console.log(`packed ${manifest['name'] as string}@${document.info.version}: ${packed.files.map((file) => file.path).join(', ')}`);

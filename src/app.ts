@@ -6,7 +6,6 @@
 // (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → src/db/sql.ts: on SQLite,
 // better-sqlite3 connections of its own; on PostgreSQL, the pg pool Prisma's adapter also runs on.
 // @see docs/architecture.md
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
@@ -24,7 +23,7 @@ import { bearerChallenge } from './http/bearer-challenge.js';
 import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
-import { requestChildLogger, requestLogController, traceContextOf } from './http/request-logging.js';
+import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
 import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
@@ -38,7 +37,8 @@ import { logFailure } from './http/failure-log.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
-import { createRequestLimits } from './limits/request-limiters.js';
+import { createRequestLimits, describeRedisFault } from './limits/request-limiters.js';
+import { databaseHealth as trackDatabase, redisTracker } from './observability/dependencies.js';
 import { createServiceMetrics } from './observability/metrics.js';
 import { formatTraceparent } from './observability/trace-context.js';
 import { createPetRepository } from './pets/pet-repository.js';
@@ -127,10 +127,18 @@ export function createContextFactory(
 }
 
 export async function buildApp({ config, database, logger }: AppDependencies) {
+  // The dependencies' outages, one line each way (src/observability/dependencies.ts).
+  const databaseHealth = trackDatabase(database, logger);
+  const redisHealth = config.redisUrl ? redisTracker(config.redisUrl, logger, describeRedisFault) : null;
+  const trackers = redisHealth ? [databaseHealth.tracker, redisHealth] : [databaseHealth.tracker];
   // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
   let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 });
   const metrics = config.metricsEnabled
-    ? createServiceMetrics({ poolStats: database.poolStats, connections: () => connectionCounts() })
+    ? createServiceMetrics({
+        poolStats: database.poolStats,
+        connections: () => connectionCounts(),
+        dependencies: () => trackers.map((tracker) => tracker.state()),
+      })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorSenders(appRouter);
@@ -156,9 +164,10 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: config.idleTimeoutMs,
-    // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too.
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too, when
+    // it is a short token; otherwise a new id (src/http/request-logging.ts).
+    requestIdHeader: false,
+    genReqId: requestIdFor,
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
     // A path with an undecodable percent-encoding routes like any other, its encoding kept as sent.
@@ -196,8 +205,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
 
-  const limits = await createRequestLimits(config, logger);
+  const limits = await createRequestLimits(config, redisHealth ?? undefined);
   app.addHook('onClose', () => limits.close());
+  app.addHook('onClose', async () => trackers.forEach((tracker) => tracker.close()));
   await limits.ready();
   const storage = new StorageHealth();
   const createContext = createContextFactory(config, database, { keyRateLimiter: limits.perKey, storage });
@@ -211,6 +221,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       }),
     }),
     failureLimiter: limits.authFailures,
+    databaseHealth,
   });
 
   if (config.corsOrigins.length > 0) {
@@ -267,7 +278,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const answer = answerForFastifyError(error);
-    logFailure(request.log, answer.status, error);
+    logFailure(request.log, answer.status, error, databaseHealth);
     return sendEnvelope(reply, answer);
   });
   // Outside /v1 and /trpc (each answers its own): a path served with other methods is 405 with Allow.
@@ -285,15 +296,16 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       : null;
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
-  await app.register(healthPlugin, { database, storage, draining: () => draining });
+  await app.register(healthPlugin, { database, storage, draining: () => draining, databaseHealth });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
     router: appRouter,
     createContext,
     keyRateLimiter: limits.perKey,
     maxBatchCalls: config.trpcMaxBatchCalls,
+    databaseHealth,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, databaseHealth });
   return app;
 }
 

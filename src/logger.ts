@@ -3,6 +3,7 @@
 // Human-readable output is for `npm run dev`, which pipes this through pino-pretty.
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
+import { redactApiKeys } from './domain/api-key-shape.js';
 
 /** Fields that would hold an API key or the Authorization header, at the places they can be logged. */
 const REDACTED_PATHS = [
@@ -45,6 +46,10 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     // Exact paths, where a key could be (a request's headers, the settings, a key object): a wildcard
     // makes pino walk every field of every line, a third of a request line's cost (docs/benchmarks.md).
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // And whatever is shaped like an API key, in any field (a URL's query string, a header, an
+    // error's message): each finished line is looked at once (src/domain/api-key-shape.ts). (A
+    // request line's `url` loses its credential query parameters where it is made: request-logging.ts.)
+    hooks: { streamWrite: redactApiKeys },
   };
   return pino(options, destination ?? stdoutDestination());
 }

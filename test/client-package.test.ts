@@ -54,19 +54,24 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 export const petIsExact: Equal<Pet, { status: 'available' | 'pending' | 'sold'; name: string; categoryId: number; id: number }> = true;
 export const codeIsExact: Equal<NonNullable<AnimalStoreClientError['data']>['code'], TRPC_ERROR_CODE_KEY> = true;
 export const statusIsExact: Equal<NonNullable<AnimalStoreClientError['data']>['httpStatus'], number> = true;
+export const zodErrorIsExact: Equal<
+  NonNullable<AnimalStoreClientError['data']>['zodError'],
+  { formErrors: string[]; fieldErrors: { [field: string]: string[] | undefined } } | null
+> = true;
 export const envelopeIsExact: Equal<keyof RestComponents['schemas']['Error'], 'code' | 'message' | 'status'> = true;
 const api = createClient('${urls.api}', '${key}');
 const rest = createRestClient('${urls.api}', '${key}');
 
 /** A failed call's tRPC error code and status, caught with this app's own TRPCClientError. */
-async function failure(call: Promise<unknown>): Promise<{ code: TRPC_ERROR_CODE_KEY | undefined; httpStatus: number | undefined; isOwnClass: boolean } | 'succeeded'> {
+async function failure(call: Promise<unknown>): Promise<{ code: TRPC_ERROR_CODE_KEY | undefined; httpStatus: number | undefined; isOwnClass: boolean; message?: string; fields?: string[] } | 'succeeded'> {
   try {
     await call;
     return 'succeeded';
   } catch (error) {
     if (!(error instanceof TRPCClientError)) return { code: undefined, httpStatus: undefined, isOwnClass: false };
     const typed: AnimalStoreClientError = error;
-    return { code: typed.data?.code, httpStatus: typed.data?.httpStatus, isOwnClass: true };
+    const fields = typed.data?.zodError?.fieldErrors;
+    return { code: typed.data?.code, httpStatus: typed.data?.httpStatus, isOwnClass: true, ...(fields ? { message: typed.message, fields: Object.keys(fields) } : {}) };
   }
 }
 
@@ -309,7 +314,7 @@ describe('the app, run against a live server', () => {
       expect(result.got).toEqual(result.rex);
       expect(result.errors).toEqual({
         notFound: { code: 'NOT_FOUND', httpStatus: 404, isOwnClass: true },
-        badRequest: { code: 'BAD_REQUEST', httpStatus: 400, isOwnClass: true },
+        badRequest: { code: 'BAD_REQUEST', httpStatus: 400, isOwnClass: true, message: 'limit: must be at most 100', fields: ['limit'] },
         unauthorized: { code: 'UNAUTHORIZED', httpStatus: 401, isOwnClass: true },
         tooManyRequests: { code: 'TOO_MANY_REQUESTS', httpStatus: 429, isOwnClass: true },
       });

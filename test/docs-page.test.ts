@@ -69,9 +69,22 @@ async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
 
 const operation = (page: Page, operationId: string) => page.locator(`#operations-Pets-${operationId}`);
 
+/** Opens an operation and presses "Try it out", as a person does (it starts off). */
+async function tryOut(page: Page, operationId: string) {
+  const opened = operation(page, operationId);
+  await opened.locator('.opblock-summary').click();
+  const button = opened.locator('button.try-out__btn');
+  await expect(button.textContent()).resolves.toBe('Try it out ');
+  await button.click();
+  await expect(button.textContent()).resolves.toBe('Cancel');
+  return opened;
+}
+
 /** Pastes the key into the page's Authorize dialog, as a person does. */
 async function authorize(page: Page): Promise<void> {
   await page.locator('.auth-wrapper button.authorize').click();
+  // The dialog says where a key comes from.
+  await expect(page.locator('.modal-ux').textContent()).resolves.toMatch(/npm run keys -- create --name <name>/);
   await page.locator('.modal-ux input').fill(API_KEY);
   await page.locator('.modal-ux button.authorize').click();
   await page.locator('.modal-ux button.btn-done').click();
@@ -87,6 +100,9 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     await expect(operation(page, 'getPet').getAttribute('class')).resolves.toMatch(/opblock-deprecated/);
     await expect(page.locator('.info .title').textContent()).resolves.toMatch(/Animal Store/);
 
+    // Each schema's label: Pets is an array of objects (Pet), not `array<any>`.
+    const pets = page.locator('section.models article', { has: page.locator('.json-schema-2020-12__title', { hasText: /^Pets$/ }) });
+    await expect(pets.locator('.json-schema-2020-12__attribute--primary').first().textContent()).resolves.toBe('array<object>');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-page.png'), fullPage: true });
     expect(problems).toEqual({ consoleErrors: [], failedRequests: [], otherHosts: [] });
@@ -100,8 +116,7 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
 
     await authorize(page);
 
-    const listPets = operation(page, 'listPets');
-    await listPets.locator('.opblock-summary').click();
+    const listPets = await tryOut(page, 'listPets');
     await listPets.locator('button.execute').click();
     const response = listPets.locator('.live-responses-table .response');
     await expect(response.locator('.response-col_status').first().textContent()).resolves.toMatch(/^200/);
@@ -117,8 +132,7 @@ describe('/v1/docs in a browser', { timeout: BROWSER_TIMEOUT_MS }, () => {
     await page.goto(`${server.baseUrl}/v1/docs`, { waitUntil: 'networkidle' });
     await authorize(page);
 
-    const createPet = operation(page, 'createPet');
-    await createPet.locator('.opblock-summary').click();
+    const createPet = await tryOut(page, 'createPet');
     await expect(createPet.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).resolves.toBe('');
     const created: Array<{ id: number; name: string }> = [];
     for (const name of ['First From Docs', 'Second From Docs']) {

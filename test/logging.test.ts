@@ -157,6 +157,65 @@ describe('request logs', () => {
   });
 });
 
+describe('request ids and keys in the log', () => {
+  /** A key as `npm run keys` issues them (src/auth/api-keys.ts): never to be written to the log. */
+  const issuedKey = `ask_${randomBytes(32).toString('base64url')}`;
+
+  it('keeps a caller’s X-Request-Id only when it is a short token (at most 128 of A-Z a-z 0-9 . _ : -), else makes one', async () => {
+    const kept = ['lb-7f3a:01.2', 'a'.repeat(128), '0af7651916cd43dd8448eb211c80319c'];
+    for (const id of kept) {
+      const response = await fetch(`${server.baseUrl}/healthz`, { headers: { 'x-request-id': id } });
+      expect(response.headers.get('x-request-id')).toBe(id);
+      await logOf(id);
+    }
+    const replaced = ['x'.repeat(15_000), 'a'.repeat(129), 'two words', 'quote"d', 'semi;colon', issuedKey, 'ünïcode'];
+    for (const id of replaced) {
+      const response = await fetch(`${server.baseUrl}/healthz`, { headers: { 'x-request-id': id } });
+      const generated = response.headers.get('x-request-id')!;
+      expect(generated).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      const [line] = await logOf(generated);
+      expect(JSON.stringify(line).length).toBeLessThan(1_000); // a normal line, not 45 of them
+    }
+    const everything = output.join('');
+    expect(everything).not.toContain('x'.repeat(200));
+    expect(everything).not.toContain(issuedKey);
+  });
+
+  it('never writes a key-shaped value, or a credential query parameter, from the URL: the line shows where it was', async () => {
+    const sent = [
+      [`/v1/pets?api_key=${issuedKey}`, '/v1/pets?api_key=[redacted]'],
+      [`/v1/pets?limit=1&access_token=${API_KEY}`, '/v1/pets?limit=1&access_token=[redacted]'],
+      [`/v1/pets?name=${issuedKey}&limit=2`, '/v1/pets?name=ask_[redacted]&limit=2'],
+      [`/v1/pets/${issuedKey}`, '/v1/pets/ask_[redacted]'],
+      [`/v1/pets?q=${issuedKey.replace('_', '%5F')}`, '/v1/pets?q=ask_[redacted]'],
+      [`/trpc/pets.list?input=%7B%22key%22%3A%22${issuedKey}%22%7D`, '/trpc/pets.list?input=%7B%22key%22%3A%22ask_[redacted]%22%7D'],
+    ];
+    for (const [index, [path, logged]] of sent.entries()) {
+      await server.request(path!, { headers: { 'x-request-id': `query-key-${index}` } });
+      expect((await logOf(`query-key-${index}`))[0]).toMatchObject({ url: logged });
+    }
+    const everything = output.join('');
+    expect(everything).not.toContain(issuedKey);
+    expect(everything).not.toContain(issuedKey.slice(4));
+    expect(everything).not.toContain(API_KEY);
+  });
+
+  it('keeps a key-shaped value out of every field of every line the logger writes: messages, headers, errors', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    logger.info({ headers: { 'x-forwarded-authorization': `Bearer ${issuedKey}`, cookie: `session=${issuedKey}` } }, 'a');
+    logger.warn({ err: new Error(`rejected ${issuedKey}`) }, 'b');
+    logger.info({ nested: { deeper: [issuedKey.toUpperCase()] } }, `told of ${issuedKey}`);
+    logger.child({ reqId: issuedKey }).info('d');
+    expect(lines).toHaveLength(4);
+    for (const line of lines) {
+      expect(line.toLowerCase()).not.toContain(issuedKey.slice(4).toLowerCase());
+      expect(line).toContain('ask_[redacted]');
+      expect(() => JSON.parse(line)).not.toThrow();
+    }
+  });
+});
+
 const propagator = new W3CTraceContextPropagator();
 
 /** The `traceparent` header OpenTelemetry sends for a span of the caller's. */
@@ -270,13 +329,12 @@ describe('W3C trace context', () => {
     ['text', 'not a trace'],
   ])('starts a new trace when traceparent has %s, as OpenTelemetry ignores it', async (description, header) => {
     expect(readByOpenTelemetry(header)).toBeUndefined();
-    const response = await fetch(`${server.baseUrl}/healthz`, {
-      headers: { traceparent: header, 'x-request-id': `trace-bad-${description}` },
-    });
+    const requestId = `trace-bad-${description.replaceAll(' ', '-')}`;
+    const response = await fetch(`${server.baseUrl}/healthz`, { headers: { traceparent: header, 'x-request-id': requestId } });
     const answered = readByOpenTelemetry(response.headers.get('traceparent'));
     expect(answered).toBeDefined();
     expect(answered!.traceId).not.toBe(VALID);
-    const [line] = await logOf(`trace-bad-${description}`);
+    const [line] = await logOf(requestId);
     expect(line).toMatchObject({ trace_id: answered!.traceId });
     expect(line).not.toHaveProperty('parent_span_id');
   });

@@ -30,12 +30,19 @@ function patternsOf(node: unknown, where = '#'): Array<{ where: string; pattern:
   );
 }
 
+/** Python's reading: compile errors, and per pattern and text `re.search` (matches) and `re.fullmatch` (whole). */
+interface PythonReading {
+  errors: Array<string | null>;
+  matches: boolean[][];
+  whole: boolean[][];
+}
+
 /**
  * Python's `re`, from one python3 run: for each pattern, its compile error (or null), and for each
  * text whether `re.search` finds the pattern in it (JSON Schema's meaning of `pattern`). Texts go
  * through JSON, so unpaired surrogates and astral characters arrive as Python reads them from JSON.
  */
-function python(patterns: string[], texts: string[]): { errors: Array<string | null>; matches: boolean[][] } {
+function python(patterns: string[], texts: string[]): PythonReading {
   const program = `
 import json, re, sys
 job = json.loads(sys.stdin.buffer.read().decode('utf-8'))
@@ -46,7 +53,8 @@ for pattern in job['patterns']:
     except re.error as error:
         compiled.append(None); errors.append(str(error))
 matches = [[bool(c.search(text)) if c else False for text in job['texts']] for c in compiled]
-sys.stdout.write(json.dumps({'errors': errors, 'matches': matches}))
+whole = [[bool(c.fullmatch(text)) if c else False for text in job['texts']] for c in compiled]
+sys.stdout.write(json.dumps({'errors': errors, 'matches': matches, 'whole': whole}))
 `;
   let output: Buffer;
   try {
@@ -57,7 +65,7 @@ sys.stdout.write(json.dumps({'errors': errors, 'matches': matches}))
       throw new Error('python3 is needed to read the patterns as Python does: install it (Debian: apt-get install python3)');
     throw error;
   }
-  return JSON.parse(output.toString('utf8')) as { errors: Array<string | null>; matches: boolean[][] };
+  return JSON.parse(output.toString('utf8')) as PythonReading;
 }
 
 /** The three readings of a pattern besides JavaScript's `u` flag, as functions; Python's is batched. */
@@ -104,7 +112,40 @@ const STORED_NAMES = [
 ];
 
 /** Names the service refuses; the document may let some through (it is looser), but not these, in any engine. */
-const REFUSED_BY_ALL = ['', ' ', '   ', '\t', 'a\u0000b', 'line\nbreak', 'tab\there', 'a\u0085', 'bell\u0007'];
+const REFUSED_BY_ALL = [
+  '',
+  ' ',
+  '   ',
+  '\t',
+  'a\u0000b',
+  'line\nbreak',
+  'tab\there',
+  'a\u0085',
+  'bell\u0007',
+  // White space that is also a control character, leading: JavaScript's, Python's or RE2's `\s` holds each.
+  '\tRex',
+  '\nRex',
+  '\u000bRex',
+  '\u000cRex',
+  '\rRex',
+  ' \tRex',
+  '\u001cRex',
+  '\u001fRex',
+  '\u0085Rex',
+];
+
+/** Every control character (Unicode's Cc: the set the service refuses), alone and at each place in a name. */
+const CONTROLS = [...Array.from({ length: 0x20 }, (_, code) => code), ...Array.from({ length: 0x21 }, (_, index) => 0x7f + index)].map(
+  (code) => String.fromCharCode(code),
+);
+const WITH_A_CONTROL = CONTROLS.flatMap((control) => [
+  control,
+  `${control}Rex`,
+  ` ${control}Rex`,
+  `R${control}x`,
+  `Rex${control}`,
+  `Rex ${control}`,
+]);
 
 const accepted = (name: string) => NewPet.shape.name.safeParse(name).success;
 
@@ -155,6 +196,19 @@ describe('the document’s patterns outside JavaScript’s u flag', () => {
       for (const name of names) expect(matchesName(name), `${engine}: ${JSON.stringify(name)}`).toBe(true);
       for (const name of REFUSED_BY_ALL) expect(matchesName(name), `${engine}: ${JSON.stringify(name)}`).toBe(false);
       for (const name of REFUSED_BY_ALL) expect(accepted(name), JSON.stringify(name)).toBe(false);
+    }
+  });
+
+  it('refuses exactly the control characters the service refuses, in each engine (Python: with fullmatch, as the description says)', () => {
+    const schema = doc.components.schemas.Pet.properties.name as { pattern: string; description: string };
+    for (const name of WITH_A_CONTROL) expect(accepted(name), JSON.stringify(name)).toBe(false);
+    const { whole, matches } = python([schema.pattern], WITH_A_CONTROL);
+    WITH_A_CONTROL.forEach((name, index) => expect(whole[0]![index], `Python fullmatch: ${JSON.stringify(name)}`).toBe(false));
+    // re.search with `$`: only a name of allowed text and one final newline gets through, as the description warns.
+    expect(WITH_A_CONTROL.filter((_name, index) => matches[0]![index])).toEqual(['Rex\n', 'Rex \n']);
+    expect(schema.description).toMatch(/re\.fullmatch/);
+    for (const reading of [new RegExp(schema.pattern, 'u'), new RegExp(schema.pattern), RE2JS.compile(schema.pattern)]) {
+      for (const name of WITH_A_CONTROL) expect(reading.test(name), `${String(reading)}: ${JSON.stringify(name)}`).toBe(false);
     }
   });
 

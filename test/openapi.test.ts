@@ -77,6 +77,16 @@ describe('the document', () => {
     expect(doc.components.schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
   });
 
+  it('leaves response objects open to new fields and error codes open to new values; the create body stays closed', () => {
+    expect(JSON.stringify(doc.components.schemas.Pet)).not.toContain('additionalProperties');
+    expect(JSON.stringify(doc.components.schemas.Error)).not.toContain('additionalProperties');
+    const code = doc.components.schemas.Error.properties.code;
+    expect(code.enum).toBeUndefined();
+    expect(code).toMatchObject({ type: 'string', 'x-extensible-enum': expect.arrayContaining(['BAD_REQUEST', 'NOT_FOUND']) });
+    expect(code.description).toMatch(/More may be added/);
+    expect(doc.paths['/pets'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
   it('marks getPet deprecated, with the deprecation headers documented', () => {
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.deprecated).toBe(true);
@@ -235,5 +245,30 @@ describe('live responses match the document', () => {
     for (const name of SERVICE_HEADERS) {
       if (response.headers.has(name)) expect(documentedNames, `${name} is sent but not documented`).toContain(name);
     }
+  });
+});
+
+describe('integer query and path parameters (docs/decisions.md, "Errors for a bad limit / status / after")', () => {
+  it.each([
+    ['05', 200],
+    ['0005', 200],
+    ['5', 200],
+    ['+5', 400],
+    ['1.0', 400],
+    ['5.', 400],
+    ['5e0', 400],
+    ['%205', 400],
+  ])('limit=%s → %i: plain decimal digits, leading zeros allowed', async (value, status) => {
+    const response = await server.request(`/v1/pets?limit=${value}`);
+    expect(response.status).toBe(status);
+    if (status === 400) expect(((await response.json()) as { message: string }).message).toBe('limit: must be an integer');
+  });
+
+  it('a petId with leading zeros is the same pet', async () => {
+    const created = (await (await server.post('/v1/pets', { name: 'Zero-led', categoryId: 1 })).json()) as { id: number };
+    const found = await server.request(`/v1/pets/00${created.id}`);
+    expect(found.status).toBe(200);
+    expect(((await found.json()) as { id: number }).id).toBe(created.id);
+    expect((await server.request(`/v1/pets/%2B${created.id}`)).status).toBe(400);
   });
 });

@@ -356,6 +356,9 @@ describe('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_
     const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
     try {
       expect(await answers(`http://127.0.0.1:${port}${path}`, 90_000), output).toBe(true);
+      // Studio says where its pets table is (it opens on the first table otherwise).
+      if ((script as readonly string[]).includes('studio'))
+        expect(output).toContain(`http://localhost:${port}/#schema=main&table=pets&view=table`);
       npm.kill(signal);
       expect(await exited).not.toBeNull();
       expect(await answers(`http://127.0.0.1:${port}${path}`, 1_000), output).toBe(false);

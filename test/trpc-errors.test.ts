@@ -45,9 +45,20 @@ describe.each(linkKinds)('%s reads every error', (_name, makeLink) => {
     expect(response.headers.get('www-authenticate')).toBe(challenge);
   });
 
-  it('400 BAD_REQUEST for invalid input', async () => {
+  it('400 BAD_REQUEST for invalid input: the REST sentence as the message, the issues in data.zodError', async () => {
     const error = await failure(client().pets.create.mutate({ name: '', categoryId: 1 }));
     expect(error.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(error.message).toBe('name: must not be empty');
+    expect(error.data?.zodError).toEqual({ formErrors: [], fieldErrors: { name: expect.arrayContaining(['must not be empty']) } });
+
+    const tooMany = await failure(client().pets.list.query({ limit: 500 }));
+    expect(tooMany.message).toBe('limit: must be at most 100');
+    expect(tooMany.data?.zodError?.fieldErrors).toEqual({ limit: ['must be at most 100'] });
+  });
+
+  it('every other error has data.zodError null', async () => {
+    const error = await failure(client().pets.get.query({ petId: 987_654 }));
+    expect(error.data?.zodError).toBeNull();
   });
 
   it('404 NOT_FOUND for an unknown id', async () => {
@@ -104,6 +115,22 @@ describe('a batch mixing successes and failures', () => {
       httpStatus: 400,
     });
     expect(listed).toMatchObject({ status: 'fulfilled', value: [expect.objectContaining({ id: expect.any(Number) })] });
+  });
+});
+
+describe('invalid input reads the same on both surfaces', () => {
+  it.each([
+    ['a limit over 100', { limit: 500 }, '?limit=500'],
+    ['a limit of 0 and an unknown status', { limit: 0, status: 'lost' }, '?limit=0&status=lost'],
+  ])('%s: the tRPC message is the REST envelope’s message', async (_label, input, query) => {
+    const headers = { authorization: `Bearer ${API_KEY}` };
+    const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${server.baseUrl}/trpc`, headers })] });
+    const error = await failure(trpc.pets.list.query(input as never));
+    const rest = (await (await server.request(`/v1/pets${query}`, { headers })).json()) as { message: string };
+    expect(error.message).toBe(rest.message);
+    expect(error.message).not.toMatch(/[[{\n]/);
+    // One entry per field named in the sentence.
+    expect(Object.keys(error.data?.zodError?.fieldErrors ?? {}).sort()).toEqual(Object.keys(input).sort());
   });
 });
 

@@ -28,11 +28,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      // The behaviour suites only talk to test servers, and each closes what it starts: one worker
-      // runs several of them on the modules it has loaded (isolate: false), instead of loading the
-      // service again for every file.
-      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'sqlite' } } },
-      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, isolate: false, env: { TEST_DATABASE: 'postgresql' } } },
+      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
+      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
       {
         extends: true,
         test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },

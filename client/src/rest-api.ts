@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
+             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
              * @example Rex
              */
             name: string;
@@ -79,10 +79,10 @@ export interface components {
         /** @description The body of every error response. */
         Error: {
             /**
-             * @description Machine-readable error code.
-             * @enum {string}
+             * @description Machine-readable error code. Known values: `BAD_REQUEST`, `UNAUTHORIZED`, `NOT_FOUND`, `METHOD_NOT_SUPPORTED`, `TIMEOUT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `UNPROCESSABLE_CONTENT`, `TOO_MANY_REQUESTS`, `REQUEST_HEADER_FIELDS_TOO_LARGE`, `INTERNAL_SERVER_ERROR`, `SERVICE_UNAVAILABLE`. More may be added in any release: read an unknown one by `status`.
+             * @example BAD_REQUEST
              */
-            code: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_SUPPORTED" | "TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE_CONTENT" | "TOO_MANY_REQUESTS" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: string;
             /** @description Human-readable description: which input was wrong and how. */
             message: string;
             /**
@@ -301,7 +301,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters, valid Unicode text (no unpaired surrogates).
+                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
                      * @example Rex
                      */
                     name: string;

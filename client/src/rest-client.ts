@@ -2,6 +2,7 @@
 // that calls /v1 rather than /trpc. Every answer is `{ data, error, response }`; `error` is typed as
 // the error envelope `{ code, message, status }` of the operation's documented statuses.
 import createFetchClient, { type Client } from 'openapi-fetch';
+import { bearerAuthorization } from './api-key.js';
 import type { paths } from './rest-api.js';
 
 export type AnimalStoreRestClient = Client<paths>;
@@ -10,7 +11,11 @@ export type AnimalStoreRestClient = Client<paths>;
  * A typed REST client for the service at `baseUrl` (e.g. `http://127.0.0.1:3000`; the `/v1` prefix
  * is added), calling with `apiKey`. It does not retry: send an `Idempotency-Key` header with a
  * create (`params: { header: { 'Idempotency-Key': key } }`) to make your own retries safe.
+ * An empty or missing `apiKey` throws a TypeError at once.
  */
 export function createRestClient(baseUrl: string, apiKey: string): AnimalStoreRestClient {
-  return createFetchClient<paths>({ baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`, headers: { Authorization: `Bearer ${apiKey}` } });
+  return createFetchClient<paths>({
+    baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
+    headers: { Authorization: bearerAuthorization(apiKey, 'createRestClient') },
+  });
 }

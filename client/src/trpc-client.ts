@@ -9,6 +9,7 @@
 import { createTRPCClient, httpBatchLink, httpLink, retryLink, splitLink, type TRPCClient, type TRPCLink } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { CLIENT_MAX_BATCH_ITEMS, CLIENT_MAX_URL_LENGTH } from '../../src/http/request-head-limits.js';
+import { bearerAuthorization } from './api-key.js';
 import type { AppRouter } from './app-router.js';
 import { DEFAULT_RETRY_POLICY, IDEMPOTENCY_KEY_CONTEXT, retryDelayMs, type RetryPolicy } from './retries.js';
 
@@ -65,11 +66,12 @@ function retryOnTransientFailure(policy: RetryPolicy): TRPCLink<AppRouter> {
  * `apiKey`. Queries made in the same tick go out batched: at most 50 calls and an 8 KiB URL per
  * HTTP request, so a batch of any size is split into requests the server accepts. Mutations go
  * one per request, each with its own Idempotency-Key. Calls that got no answer, or a 503 or 429,
- * are retried (see ClientOptions); a create retried this way creates one pet.
+ * are retried (see ClientOptions); a create retried this way creates one pet. An empty or missing
+ * `apiKey` throws a TypeError at once.
  */
 export function createClient(baseUrl: string, apiKey: string, options: ClientOptions = {}): AnimalStoreClient {
   const url = `${baseUrl.replace(/\/+$/, '')}/trpc`;
-  const authorization = `Bearer ${apiKey}`;
+  const authorization = bearerAuthorization(apiKey, 'createClient');
   const policy: RetryPolicy = {
     retries: options.retries ?? DEFAULT_RETRY_POLICY.retries,
     maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxRetryDelayMs,

@@ -15,6 +15,7 @@ import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/s
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { z } from 'zod';
 import { DomainError, type DomainErrorKind } from '../domain/domain-errors.js';
+import { BodyNotUtf8Error } from '../domain/json-text.js';
 import { REFUSAL_CODES, type Refusal } from './refusals.js';
 import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
 
@@ -87,11 +88,15 @@ function knownStatus(status: number): ErrorStatus {
 // ---------------------------------------------------------------------------------------------
 // Errors in.
 
+/** The zod error of a call's input that failed validation, or null. */
+function inputValidationError(error: TRPCError): z.core.$ZodError | null {
+  return error.code === 'BAD_REQUEST' && error.cause instanceof z.core.$ZodError && error.cause.issues.length > 0 ? error.cause : null;
+}
+
 /** A procedure's error (or anything it threw, as tRPC wraps it): tRPC's status, validation issues as one sentence. */
 export function answerForTRPCError(error: TRPCError): ErrorAnswer {
-  const issues = (error.cause as { issues?: unknown } | undefined)?.issues;
-  const message = error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length > 0 ? describeIssues(issues) : error.message;
-  return { status: getHTTPStatusCodeFromError(error), message };
+  const invalid = inputValidationError(error);
+  return { status: getHTTPStatusCodeFromError(error), message: invalid ? describeIssues(invalid.issues) : error.message };
 }
 
 /** tRPC's HTTP status for each refusal's code, asked of tRPC once. */
@@ -110,6 +115,7 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
     return { status: 400, message: 'body: is not valid JSON' };
   }
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'body: is required (a JSON object)' };
+  if (error instanceof BodyNotUtf8Error) return { status: 400, message: error.message };
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, message: 'body: is larger than the limit' };
   if (error.code === 'FST_ERR_BAD_URL') return { status: 400, message: 'the URL is malformed (invalid percent-encoding)' };
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -168,11 +174,20 @@ export function errorEnvelope(status: number, message: string): ErrorEnvelope {
 
 /**
  * The router's errorFormatter (src/api/trpc.ts): tRPC's default shape, with the message a caller
- * may see. Every tRPC error body goes through it, tRPC's own handler's included.
+ * may see: for invalid input the REST envelope's sentence (`limit: must be at most 100`), and the
+ * issues themselves in `data.zodError` (zod's flattenError; null for every other error), as
+ * create-t3-app does. Every tRPC error body goes through it, tRPC's own handler's included.
  */
-export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({ shape }: { shape: TShape }): TShape {
-  const message = publicMessage(shape.data.httpStatus, shape.message);
-  return message === shape.message ? shape : { ...shape, message };
+export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({
+  shape,
+  error,
+}: {
+  shape: TShape;
+  error: TRPCError;
+}): TShape & { data: { zodError: { formErrors: string[]; fieldErrors: { [field: string]: string[] | undefined } } | null } } {
+  const invalid = inputValidationError(error);
+  const message = invalid ? describeIssues(invalid.issues) : publicMessage(shape.data.httpStatus, shape.message);
+  return { ...shape, message, data: { ...shape.data, zodError: invalid ? z.flattenError(invalid) : null } };
 }
 
 /** The tRPC code for a status; tRPC has none for 431 (its shape says BAD_REQUEST, with httpStatus 431). */

@@ -4,6 +4,7 @@
 //   - the api_keys table (`npm run keys`), looked up by the SHA-256 of the presented key.
 // A key itself is never stored, logged or kept in memory beyond the request that carries it.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { API_KEY_PREFIX } from '../domain/api-key-shape.js';
 
 /** Who made the request, once the key is verified. Never holds the key itself. */
 export interface ApiKeyIdentity {
@@ -30,7 +31,7 @@ export function hashApiKey(key: string): string {
 
 /** A new key: 32 random bytes, base64url, with a prefix that makes a leaked key easy to recognise. */
 export function generateApiKey(): string {
-  return `ask_${randomBytes(32).toString('base64url')}`;
+  return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
 /** The digest of the key in an `Authorization` header value, or null when it is missing or malformed. */

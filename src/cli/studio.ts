@@ -27,6 +27,19 @@ const { databaseMigrationUrl: databaseUrl } = loadConfig();
 await migrateDatabase(databaseUrl); // so that Studio shows the tables even before the first start
 const studioUrl = providerOf(databaseUrl) === 'sqlite' ? pathToFileURL(sqliteFilePath(databaseUrl)).href : databaseUrl;
 
+/** The value of `--port N`, `--port=N`, `-p N` among the user's arguments, or the default. */
+function studioPort(): string {
+  for (const [index, arg] of userArgs.entries()) {
+    const [flag, value] = arg.split('=');
+    if (flag === '--port' || flag === '-p') return value ?? userArgs[index + 1] ?? String(STUDIO_DEFAULT_PORT);
+  }
+  return String(STUDIO_DEFAULT_PORT);
+}
+// Studio opens on the first table in alphabetical order (idempotency_records); its address keeps
+// the view in the fragment, so this link opens on the pets.
+const schema = providerOf(databaseUrl) === 'sqlite' ? 'main' : (new URL(databaseUrl).searchParams.get('schema') ?? 'public');
+console.log(`Prisma Studio: http://localhost:${studioPort()}/#schema=${schema}&table=pets&view=table (the pets table)`);
+
 const prismaCli = createRequire(import.meta.url).resolve('prisma/build/index.js');
 const studio = spawn(process.execPath, [prismaCli, 'studio', '--url', studioUrl, ...defaults, ...userArgs], {
   cwd: PROJECT_ROOT,

@@ -134,3 +134,45 @@ export const POOLER_HINT =
   'a startup parameter, or lost a prepared statement between server connections (see err). Add pgbouncer=true to ' +
   'DATABASE_URL (postgresql://user@pooler:6432/db?pgbouncer=true), and set DATABASE_DIRECT_URL to a direct connection ' +
   'for migrations (docs/operations.md, PgBouncer). Until then requests that reach the database answer 503.';
+
+/** The longest cause an operator's line quotes. */
+const MAX_CAUSE_LENGTH = 200;
+
+function lastLine(text: string): string {
+  const lines = text.split('\n').map((line) => line.trim());
+  return lines.filter(Boolean).at(-1) ?? '';
+}
+
+/**
+ * What went wrong, in one short line, for the operator's "down" line: the server's or pooler's own
+ * words (a SQLSTATE and its message: PgBouncer says so when it cannot log in to PostgreSQL), or the
+ * socket's (`connect ECONNREFUSED 127.0.0.1:6432`), never Prisma's multi-line invocation text
+ * or a stack.
+ */
+export function describeDatabaseFault(error: unknown): string {
+  return describe(error).slice(0, MAX_CAUSE_LENGTH);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof pg.DatabaseError) return `${error.code ?? ''} ${error.message}`.trim();
+  if (error instanceof Sqlite.SqliteError) return `${error.code}: ${error.message}`;
+  if (error instanceof Error && isDriverAdapterError(error)) return describeCause(error.cause as AdapterErrorCause) ?? error.message;
+  if (error instanceof PrismaClientKnownRequestError) {
+    const cause = (error.meta as { driverAdapterError?: { cause?: AdapterErrorCause } } | undefined)?.driverAdapterError?.cause;
+    return describeCause(cause) ?? `${error.code} ${lastLine(error.message)}`;
+  }
+  if (error instanceof PrismaClientUnknownRequestError) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause === undefined ? lastLine(error.message) : describe(cause);
+  }
+  if (error instanceof Error) return lastLine(error.message) || error.name;
+  return String(error);
+}
+
+/** An adapter's error kind, where it was trying to reach (DatabaseNotReachable), and the driver's own code and words. */
+function describeCause(cause: (AdapterErrorCause & { host?: string; port?: number }) | undefined): string | null {
+  if (!cause?.kind) return null;
+  const where = cause.host === undefined ? undefined : `${cause.host}:${cause.port ?? ''}`;
+  const words = [cause.kind, where, cause.originalCode, cause.originalMessage].filter((word) => typeof word === 'string' && word !== '');
+  return words.join(' ');
+}

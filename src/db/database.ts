@@ -12,7 +12,16 @@ import { PrismaClient as PostgresPrismaClient } from './generated/postgresql/cli
 import { PrismaClient as SqlitePrismaClient } from './generated/sqlite/client.js';
 import { applyMigrations, migrationsPending } from './migrations.js';
 import { databaseFault, POOL_QUEUE_FULL, POOLER_HINT } from './database-errors.js';
-import { postgresTarget, providerOf, schemaLayout, sqliteFilePath, type PostgresTarget, type Provider } from './providers.js';
+import {
+  databaseDependency,
+  postgresTarget,
+  providerOf,
+  schemaLayout,
+  sqliteFilePath,
+  type DatabaseDependency,
+  type PostgresTarget,
+  type Provider,
+} from './providers.js';
 import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
@@ -26,6 +35,8 @@ export type PrismaClient = SqlitePrismaClient;
 
 export interface Database {
   provider: Provider;
+  /** What the service depends on through it (SQLite, PostgreSQL or PgBouncer, and where), for the log. */
+  dependency: DatabaseDependency;
   /** Prisma's client: the models for everything that is not a hot path (keys, seeding, tools). */
   prisma: PrismaClient;
   /**
@@ -305,6 +316,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
     const prisma = postgres as unknown as PrismaClient;
     return {
       provider,
+      dependency: databaseDependency(settings.databaseUrl),
       prisma,
       sql: postgresDatabase(pool, {
         namedStatements: !target.transactionPooler,
@@ -349,6 +361,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
   const probe = handle.prepare('SELECT 1');
   return {
     provider,
+    dependency: databaseDependency(settings.databaseUrl),
     prisma,
     sql: sqliteDatabase(handle, transactionHandle),
     sqlite: handle,

@@ -74,3 +74,21 @@ export function postgresTarget(databaseUrl: string): PostgresTarget {
   url.searchParams.delete(TRANSACTION_POOLER_PARAMETER);
   return { connectionString: url.href, transactionPooler: flag === 'true' };
 }
+
+/** What a DATABASE_URL makes the service depend on, as an operator's log names it. */
+export interface DatabaseDependency {
+  /** A transaction pooler (`pgbouncer=true`) is named, not the PostgreSQL behind it: that is what the service reaches. */
+  kind: 'sqlite' | 'postgresql' | 'pgbouncer';
+  name: 'SQLite' | 'PostgreSQL' | 'PgBouncer';
+  /** Where: the file, or host:port/database (never the user or password). */
+  target: string;
+}
+
+export function databaseDependency(databaseUrl: string): DatabaseDependency {
+  if (providerOf(databaseUrl) === 'sqlite') return { kind: 'sqlite', name: 'SQLite', target: sqliteFilePath(databaseUrl) };
+  const url = new URL(databaseUrl);
+  const target = `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  return postgresTarget(databaseUrl).transactionPooler
+    ? { kind: 'pgbouncer', name: 'PgBouncer', target }
+    : { kind: 'postgresql', name: 'PostgreSQL', target };
+}

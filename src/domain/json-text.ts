@@ -106,6 +106,31 @@ function ruledJson(json: string): string {
   return parts === null ? json : parts.join('') + json.slice(copied);
 }
 
+/**
+ * A request body's bytes that are not UTF-8 (RFC 8259: JSON text is UTF-8). Node's own decoding
+ * would read each bad byte as U+FFFD and the service would store that; both surfaces refuse it
+ * instead (400, `body: is not valid UTF-8`).
+ */
+export class BodyNotUtf8Error extends Error {
+  readonly code = 'BODY_NOT_UTF8';
+  readonly statusCode = 400;
+  constructor() {
+    super('body: is not valid UTF-8');
+  }
+}
+
+/** Strict UTF-8: bad bytes, overlong forms and encoded surrogates throw; a byte order mark is kept (the surfaces decide about it). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A request body's text, decoded from its bytes; throws BodyNotUtf8Error for bytes that are not UTF-8. */
+export function bodyText(bytes: Uint8Array): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new BodyNotUtf8Error();
+  }
+}
+
 /** JSON.parse with the integer rule. Throws JSON.parse's own SyntaxError for text that is not JSON. */
 export function parseJson(text: string): unknown {
   if (!mayRound(text)) return JSON.parse(text);

@@ -33,14 +33,16 @@ const NAME_PATTERN = /^(?=[^\p{Cc}\p{Cs}]*$)[\s\p{Cf}]*[^\s\p{Cf}]/u;
 /**
  * The name rule as the OpenAPI document states it, for validators outside JavaScript: the portable
  * subset of regular expressions (no lookaround, no `\p{…}`, no `\u` escapes), which Python's `re`,
- * ECMA-262 with or without the `u` flag, and RE2 (Go, Rust) all read alike: no control character
- * (C0, DEL and C1: exactly Unicode's Cc), and something other than white space after any leading
- * white space. A little looser than NAME_PATTERN, never stricter: a name of invisible format
- * characters only, or with an unpaired surrogate, matches it but is refused (the description says
- * so). Each engine's `\s` is a subset of JavaScript's, so every name the service accepts matches in
- * each (test/openapi-patterns.test.ts).
+ * ECMA-262 with or without the `u` flag, and RE2 (Go, Rust) all read alike. No control character
+ * anywhere (C0, DEL and C1: exactly Unicode's Cc, the set the service refuses), in every engine: each
+ * class leaves out \x00-\x1F and \x7F-\x9F itself, whatever the engine's `\s` holds (Python's also
+ * holds U+001C–U+001F and U+0085; RE2's is ASCII only). Then something other than white space
+ * after any leading white space. Looser than NAME_PATTERN where engines' white space differs, and
+ * for names of invisible format characters only or with an unpaired surrogate (the description says
+ * so), never stricter (test/openapi-patterns.test.ts). Python's `$` also matches before a final
+ * newline, so `re.search` takes `"Rex\n"`: the description tells Python readers to use fullmatch.
  */
-const NAME_DOCUMENT_PATTERN = String.raw`^\s*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$`;
+const NAME_DOCUMENT_PATTERN = String.raw`^[^\S\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$`;
 
 /** Which part of the name rule `input` breaks, in the words the error envelope uses. */
 function nameProblem(input: unknown): string {
@@ -57,7 +59,9 @@ const PetName = z
   .meta({
     description:
       "The animal's name: not blank (white space and invisible format characters such as U+200B do not count), " +
-      'no control characters, valid Unicode text (no unpaired surrogates).',
+      'no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). ' +
+      'The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches ' +
+      'before a final newline, which the service refuses).',
     pattern: NAME_DOCUMENT_PATTERN,
     example: 'Rex',
   });

@@ -22,6 +22,7 @@ import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../aut
 import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +40,8 @@ interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
   /** Counts failed attempts (a key sent, and wrong) per client address. */
   failureLimiter: Limiter;
+  /** Told of the database faults met while checking keys (one line per outage, not per request). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** How many recently valid key digests are remembered (oldest forgotten first). */
@@ -70,7 +73,7 @@ interface Outcome {
 
 type Standing = LimitDecision | Promise<LimitDecision>;
 
-const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter }) => {
+const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter, databaseHealth }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
   /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
   const provenFrom = new BoundedSet(KNOWN_VALID_DIGESTS);
@@ -155,14 +158,14 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
           return done();
         }
       }
-      return settle(request, laterCheck(address, digest, pending, standing), done);
+      return settle(request, laterCheck(address, digest, pending, standing), done, databaseHealth);
     }
     const outcome = firstCheck(address, digest);
     if (digest !== null) {
       checking.set(inFlightKey, outcome);
       outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
     }
-    settle(request, outcome, done);
+    settle(request, outcome, done, databaseHealth);
   });
 };
 
@@ -170,7 +173,12 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
 const NOT_ASKED: LimitDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetSeconds: 0 });
 
 /** Puts a check's outcome on the request: its identity, or why it has none. */
-function settle(request: FastifyRequest, outcome: Promise<Outcome>, done: (error?: Error) => void): void {
+function settle(
+  request: FastifyRequest,
+  outcome: Promise<Outcome>,
+  done: (error?: Error) => void,
+  databaseHealth: DatabaseHealth | undefined,
+): void {
   outcome.then(
     ({ identity, retryAfterSeconds }) => {
       request.identity = identity;
@@ -182,7 +190,7 @@ function settle(request: FastifyRequest, outcome: Promise<Outcome>, done: (error
       const fault = databaseFault(error);
       if (fault === null) return done(error as Error);
       request.identityRefusal = databaseFaultRefusal(fault);
-      request.log.warn({ err: error }, 'the database could not check an API key');
+      databaseHealth?.failed(error, request.log, 'the database could not check an API key');
       done();
     },
   );

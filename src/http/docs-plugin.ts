@@ -177,8 +177,9 @@ function swaggerUiConfig(documentUrl: string) {
     // Without the standalone preset: no top bar that offers to load some other document.
     layout: 'BaseLayout',
     deepLinking: true,
-    // "Try it out" open on every operation: the page is there to call the API.
-    tryItOutEnabled: true,
+    // "Try it out" off until pressed, as Swagger UI's button says (switched on, the button read
+    // "Cancel" and pressing "Try it out" turned it off).
+    tryItOutEnabled: false,
     displayRequestDuration: true,
     // Swagger UI would otherwise show a badge fetched from validator.swagger.io.
     validatorUrl: null,

@@ -12,6 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { sendError } from './error-senders.js';
 
 /** How long a probe of the database may take before it counts as down. */
@@ -31,6 +32,8 @@ export interface HealthPluginOptions {
   storage: Pick<StorageHealth, 'writesFailing'>;
   /** True from the start of the stop's drain on. */
   draining: () => boolean;
+  /** Told of each probe's outcome: an outage is one line when it starts and one when it ends. */
+  databaseHealth?: Pick<DatabaseHealth, 'noticed' | 'succeeded'>;
 }
 
 /** Resolves when `promise` does, rejects when it rejects or takes longer than `ms`. */
@@ -46,7 +49,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage, draining }) => {
+export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage, draining, databaseHealth }) => {
   // A SQLite file is this instance's own; a PostgreSQL server (or pooler) is every instance's.
   const ownStorage = database.provider === 'sqlite';
   let lastSeen: DatabaseState = 'up';
@@ -56,7 +59,10 @@ export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app,
   function probe(log: (error: unknown) => void): Promise<DatabaseState> {
     probing ??= within(database.ping(), DATABASE_PROBE_TIMEOUT_MS)
       .then(
-        (): DatabaseState => (storage.writesFailing() ? 'full' : 'up'),
+        (): DatabaseState => {
+          databaseHealth?.succeeded();
+          return storage.writesFailing() ? 'full' : 'up';
+        },
         (error: unknown): DatabaseState => {
           log(error);
           return 'down';
@@ -77,9 +83,13 @@ export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app,
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
       return sendError(reply, 503, 'This instance is shutting down; send requests to another one.');
     }
-    // The cause of a failed probe is for a debugging operator: the outage itself is logged once
-    // where requests meet it, not once per probe.
-    const current = probe((error) => request.log.debug({ err: error }, 'readiness probe: the database did not answer'));
+    // The cause of a failed probe is for a debugging operator (debug level): the outage itself is
+    // logged once each way (src/observability/dependencies.ts), not once per probe.
+    const current = probe((error) =>
+      databaseHealth
+        ? databaseHealth.noticed(error, request.log, 'readiness probe: the database did not answer')
+        : request.log.debug({ err: error }, 'readiness probe: the database did not answer'),
+    );
     const state = ownStorage ? await current : await within(current, SHARED_PROBE_WAIT_MS).catch(() => lastSeen);
     if (ownStorage && state === 'down') {
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));

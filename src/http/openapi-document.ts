@@ -163,6 +163,42 @@ const NEXT_PAGE_RESPONSE_HEADERS = {
   },
 };
 
+/*
+ * How the contract grows (docs/api.md, "How the API changes"): a response object may gain fields
+ * and `code` may gain values in any release, so the document does not forbid either, and models
+ * generated from it today keep reading tomorrow's answers. Request bodies stay closed (an unknown
+ * field is refused).
+ */
+
+type ErrorSchema = { properties: { code: { enum: string[]; description?: string } } } & Record<string, unknown>;
+
+/** `code` as an open string with its known values listed (`x-extensible-enum`), not a closed `enum`. */
+function withExtensibleCode(schema: ErrorSchema): Record<string, unknown> {
+  const { enum: known, ...code } = schema.properties.code;
+  const description =
+    `${code.description ?? ''} Known values: ${known.map((value) => `\`${value}\``).join(', ')}. ` +
+    'More may be added in any release: read an unknown one by `status`.';
+  return {
+    ...schema,
+    properties: { ...schema.properties, code: { ...code, description, 'x-extensible-enum': known, example: 'BAD_REQUEST' } },
+  };
+}
+
+/** Drops `additionalProperties: false` from a response's object schemas, and from the components they refer to. */
+function openToNewFields(schema: unknown, document: OpenAPIObject, seen = new Set<string>()): void {
+  if (typeof schema !== 'object' || schema === null) return;
+  const node = schema as Record<string, unknown>;
+  if (typeof node.$ref === 'string') {
+    const name = node.$ref.replace('#/components/schemas/', '');
+    if (seen.has(name)) return;
+    seen.add(name);
+    openToNewFields(document.components?.schemas?.[name], document, seen);
+    return;
+  }
+  if (node.additionalProperties === false) delete node.additionalProperties;
+  for (const value of Object.values(node)) openToNewFields(value, document, seen);
+}
+
 export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readonly RestRoute[]): Promise<OpenAPIObject> {
   const { generateOpenApiDocument } = await import('trpc-to-openapi');
   const document = generateOpenApiDocument(router, {
@@ -175,7 +211,13 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     baseUrl: REST_BASE_PATH,
     tags: ['Pets', 'Store'],
     securitySchemes: {
-      [SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'An API key, sent as a bearer token.' },
+      [SECURITY_SCHEME]: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'An API key, sent as a bearer token. Where one comes from: the first `npm start` on a database without keys prints a ' +
+          'development key; `npm run keys -- create --name <name>` in the service makes another (printed once, on the last line).',
+      },
     },
   });
 
@@ -185,7 +227,11 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
   document.components.schemas ??= {};
   document.components.headers = HEADERS as never;
   const { $schema: _dialect, ...errorSchema } = toJSONSchema(ErrorEnvelope, { target: 'draft-2020-12' });
-  document.components.schemas.Error = errorSchema as Record<string, unknown>;
+  // Swagger UI labels a collapsed array by its items' `type`, and a bare `$ref` has none: `Pets`
+  // read `array<any>` on the docs page. The type beside the reference (JSON Schema 2020-12 allows it) reads `array<object>`.
+  const pets = document.components.schemas.Pets as { items?: Record<string, unknown> } | undefined;
+  if (pets?.items && typeof pets.items.$ref === 'string') pets.items = { ...pets.items, type: 'object' };
+  document.components.schemas.Error = withExtensibleCode(errorSchema as unknown as ErrorSchema);
 
   // The generator describes errors with its own body shape, in response objects it shares
   // between operations: drop those, and give each operation fresh ones with the envelope.
@@ -217,6 +263,9 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     }
     if (route.meta.nextPageLink) responses[success]!.headers = { ...responses[success]!.headers, ...NEXT_PAGE_RESPONSE_HEADERS };
     operation.responses = responses;
+    for (const response of Object.values(responses)) {
+      for (const media of Object.values(response.content ?? {}) as Array<{ schema?: unknown }>) openToNewFields(media.schema, document);
+    }
     // A parameter's description belongs on the parameter (a `$ref` schema cannot carry one).
     for (const parameter of operation.parameters ?? []) {
       const description = parameter.description ?? route.paramDescriptions[parameter.name] ?? parameter.schema?.description;

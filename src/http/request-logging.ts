@@ -9,9 +9,11 @@
 // error, a warning); the completion line is written by the parent logger with the same fields
 // first, so the line is the same either way (docs/benchmarks.md: a child per request was a
 // measurable share of a small request).
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
+import { looksLikeApiKey, redactCredentialParameters } from '../domain/api-key-shape.js';
 import { clientAddress } from '../limits/client-address.js';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
 import type { RequestRecorder } from './request-metrics.js';
@@ -44,7 +46,10 @@ class OneLinePerRequest extends LogController {
     const fields: Record<string, unknown> = {
       method: request.method,
       route: routeOf(request),
-      url: request.url,
+      // Without the value of a credential query parameter (`?api_key=…`), whatever its shape; the
+      // logger removes key-shaped text from every line (src/logger.ts). Here, not as a pino
+      // serializer: one of those costs every line ~0.7 µs (bench/log-destination.ts).
+      url: redactCredentialParameters(request.url),
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(elapsedMs * 100) / 100,
       // Who: the client's address (TRUST_PROXY applied) and the key's id, never the key itself.
@@ -62,6 +67,21 @@ class OneLinePerRequest extends LogController {
 /** The request log; `recordRequest` (the metrics) sees every answered request too, when given. */
 export function requestLogController(recordRequest: RequestRecorder | null = null): LogController {
   return new OneLinePerRequest(recordRequest);
+}
+
+/**
+ * A caller's request id (X-Request-Id, e.g. from a load balancer) is kept only when it is a short
+ * token: it is echoed and written on every line of the request, so a long one would multiply the
+ * log, and one with other characters (spaces, quotes) is not an id. Nor is an API key sent as one
+ * (the log would redact it anyway: src/logger.ts): the shape is public, so refusing it tells a
+ * caller nothing about which keys exist.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Fastify's `genReqId`: the caller's X-Request-Id when it is a short token, otherwise a new UUID. */
+export function requestIdFor(raw: IncomingMessage): string {
+  const sent = raw.headers['x-request-id'];
+  return typeof sent === 'string' && sent.length <= 128 && REQUEST_ID.test(sent) && !looksLikeApiKey(sent) ? sent : randomUUID();
 }
 
 /** Where a request's trace context is kept between its logger's creation and its hooks. */

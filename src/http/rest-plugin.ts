@@ -15,7 +15,8 @@ import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../a
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { keyRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
-import { parseJson } from '../domain/json-text.js';
+import { bodyText, parseJson } from '../domain/json-text.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
@@ -36,6 +37,8 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
+  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
@@ -63,8 +66,13 @@ function pathParams(route: RestRoute, request: FastifyRequest): Record<string, s
  * other key, never the object's prototype; the procedure's schema refuses it as an unknown field.
  */
 function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
-  const text = body.toString();
-  if (text.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  if (body.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : bodyText(body);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
   try {
     done(null, parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
   } catch {
@@ -110,14 +118,14 @@ function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   }
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext }) => {
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, databaseHealth }) => {
   const trpc = trpcInternals<Context>(router);
   const routes = buildRestRoutes(router);
 
   /** A procedure's error in the envelope (src/api/errors.ts), logged when it is a 5xx (failure-log.ts). */
   function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
     const answer = answerForTRPCError(error);
-    logFailure(request.log, answer.status, error);
+    logFailure(request.log, answer.status, error, databaseHealth);
     return sendEnvelope(reply, answer);
   }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes. A
@@ -136,7 +144,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   // Read with the integer rule (src/domain/json-text.ts) instead of Fastify's parser, which
   // rounds numbers and calls a `__proto__` key invalid JSON (here it is an unknown field).
   v1.removeContentTypeParser('application/json');
-  v1.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  // As bytes: they are decoded strictly (bodyText), where Fastify's string would hold U+FFFD for bad bytes.
+  v1.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
 
   // Errors Fastify raises here (bad JSON, 413, 415) reach the app's error handler (src/app.ts): the envelope.
 

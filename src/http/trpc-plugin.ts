@@ -26,8 +26,9 @@ import type { Context, CreateContext } from '../api/context.js';
 import { answerForFastifyError, answerForRefusal, trpcErrorShapes } from '../api/errors.js';
 import { batchTooLargeRefusal, keyRateLimitRefusal, keyRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
-import { parseJson, withIntegerRule } from '../domain/json-text.js';
+import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import { prepareRefusal } from './authentication.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
@@ -46,6 +47,8 @@ export interface TrpcPluginOptions {
   keyRateLimiter: Limiter | null;
   /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
   maxBatchCalls: number;
+  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /**
@@ -136,13 +139,14 @@ export function isTrpcTarget(target: string): boolean {
 export function trpcHandlerOptions(
   router: AppRouter,
   createContext: CreateContext<FastifyReply>,
+  databaseHealth?: DatabaseHealth,
 ): FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply> {
   const procedures = trpcInternals(router).procedures;
   return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
     responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
-    onError: ({ error, req }) => logFailure(req.log, getHTTPStatusCodeFromError(error), error),
+    onError: ({ error, req }) => logFailure(req.log, getHTTPStatusCodeFromError(error), error, databaseHealth),
   };
 }
 
@@ -155,12 +159,15 @@ function deprecationHeadersOf(
   return deprecation ? deprecationHeaders(deprecation) : {};
 }
 
-export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { router, createContext, keyRateLimiter, maxBatchCalls }) => {
+export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
+  app,
+  { router, createContext, keyRateLimiter, maxBatchCalls, databaseHealth },
+) => {
   const trpc = trpcInternals<Context>(router);
   const errors = trpcErrorShapes<Context>(router);
   const send = trpcErrorSenders(router).send;
 
-  const trpcOptions = trpcHandlerOptions(router, createContext);
+  const trpcOptions = trpcHandlerOptions(router, createContext, databaseHealth);
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
@@ -265,7 +272,14 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
 
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Decoded strictly from the bytes (src/domain/json-text.ts, bodyText): bytes that are not UTF-8 are a 400.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, typeof body === 'string' ? body : bodyText(body));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
@@ -275,7 +289,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (app, { r
   // segment (`/trpc`, `/trpc/a/b`): tRPC's shape, not the REST envelope.
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const answer = answerForFastifyError(error);
-    logFailure(request.log, answer.status, error);
+    logFailure(request.log, answer.status, error, databaseHealth);
     return send(reply, answer);
   });
   app.setNotFoundHandler((request, reply) =>

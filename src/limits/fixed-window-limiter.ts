@@ -1,14 +1,14 @@
 // Request limits: a fixed-window counter per key (an API key id, or a client address). A key's
 // window starts with its first request and lasts `windowMs`; within it at most `limit` requests
 // are allowed. This module is the in-memory store (one instance's own counts); with REDIS_URL the
-// counts live in Redis and every instance shares them (redis-limiter.ts). Both implement Limiter.
+// budgets live in Redis and every instance leases them (redis-limiter.ts). Both implement Limiter.
 //
 // Why not @fastify/rate-limit or rate-limiter-flexible: the wrong-key budget is taken before a key
 // is checked and given back when it was right (src/http/authentication.ts), and @fastify/rate-limit's
 // stores cannot give back; its plugin answers refusals itself, while ours must answer in tRPC's
 // error shape on /trpc and share one budget between both surfaces; rate-limiter-flexible's memory
 // store keeps a timer per key with no bound on their number. What is left is a counter: a Map here,
-// INCR/PEXPIRE in Redis.
+// leases of a hash per window in Redis (leased-limiter.ts).
 
 export interface LimitDecision {
   allowed: boolean;
@@ -39,7 +39,7 @@ interface Window {
   resetAt: number;
 }
 
-export function decision(limit: number, count: number, resetInMs: number): LimitDecision {
+function decision(limit: number, count: number, resetInMs: number): LimitDecision {
   return {
     allowed: count <= limit,
     limit,

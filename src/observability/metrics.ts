@@ -7,6 +7,7 @@
 // callers send.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../db/database.js';
+import type { DependencyState } from './dependencies.js';
 
 /** Which API a request came through: REST under /v1, tRPC under /trpc, anything else (health, metrics, unknown paths). */
 export type Surface = 'rest' | 'trpc' | 'other';
@@ -76,9 +77,16 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-/** The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are left out. */
+/**
+ * The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are
+ * left out. `dependencies` (src/observability/dependencies.ts) too: one series each.
+ */
 export function createServiceMetrics(
-  options: { poolStats?: () => PoolStats | null; connections?: () => ConnectionCounts } = {},
+  options: {
+    poolStats?: () => PoolStats | null;
+    connections?: () => ConnectionCounts;
+    dependencies?: () => readonly DependencyState[];
+  } = {},
 ): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -181,6 +189,29 @@ export function createServiceMetrics(
         this.reset();
         this.inc({ reason: 'send_timeout' }, sendTimeouts);
         this.inc({ reason: 'unsent_total' }, unsentReclaimed);
+      },
+    });
+  }
+
+  const { dependencies } = options;
+  if (dependencies) {
+    new Gauge({
+      name: 'animal_store_dependency_up',
+      help: 'Whether a dependency answers (1) or not (0), as this instance last found it: the database (sqlite, postgresql or pgbouncer) and redis.',
+      labelNames: ['dependency'],
+      registers,
+      collect() {
+        for (const { kind, up } of dependencies()) this.set({ dependency: kind }, up ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'animal_store_dependency_failed_requests_total',
+      help: "Requests that could not use a dependency: answered 503 (the database), or limited by this instance's own counts (redis).",
+      labelNames: ['dependency'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { kind, failedRequests } of dependencies()) this.inc({ dependency: kind }, failedRequests);
       },
     });
   }

@@ -1,5 +1,5 @@
 // Small promises of the contract, each as it now holds: names that are blank in disguise or not
-// valid Unicode are refused; invalid UTF-8 arrives as U+FFFD (documented); unknown query
+// valid Unicode are refused; a body that is not UTF-8 is refused, never stored as U+FFFD; unknown query
 // parameters are ignored even when repeated; REST requests refused for their input count against
 // the key's limit; a database that cannot be opened stops start-up with one clear line.
 import { execFile } from 'node:child_process';
@@ -48,12 +48,13 @@ describe('names', () => {
     expect(await server.database.prisma.pet.count()).toBe(0);
   });
 
-  it('invalid UTF-8 in a body is read as U+FFFD, as JSON parsers do, and stored as that (docs/decisions.md)', async () => {
+  it('a body that is not UTF-8 is refused with 400 and nothing is stored (docs/decisions.md)', async () => {
     server = await startTestServer();
     const body = Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xff]), Buffer.from('x","categoryId":1}')]);
-    const created = await postBytes(server.baseUrl, '/v1/pets', body);
-    expect(created.status).toBe(201);
-    expect(JSON.parse(created.body).name).toBe('R\ufffdx');
+    const refused = await postBytes(server.baseUrl, '/v1/pets', body);
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'BAD_REQUEST', status: 400, message: expect.stringMatching(/UTF-8/) });
+    expect(await server.database.prisma.pet.count()).toBe(0);
   });
 });
 

@@ -8,6 +8,8 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisCounters } from '../../src/limits/redis-limiter.js';
+import { describeRedisFault } from '../../src/limits/request-limiters.js';
+import { redisTracker } from '../../src/observability/dependencies.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
 let redis: PrivateRedis | undefined;
@@ -36,7 +38,7 @@ async function countersOnPrivateRedis(): Promise<{
       done();
     },
   });
-  counters = new RedisCounters(redis.url, pino({ level: 'info' }, sink));
+  counters = new RedisCounters(redis.url, redisTracker(redis.url, pino({ level: 'info' }, sink), describeRedisFault));
   await counters.connected();
   return { counters, redis, logs };
 }

@@ -106,7 +106,7 @@ describe('a batch without a key is refused once', () => {
     expect(response.status).toBe(401);
     expect(text.length).toBeLessThan(300);
     expect(JSON.parse(text)).toEqual({
-      error: { message: NO_KEY_MESSAGE, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } },
+      error: { message: NO_KEY_MESSAGE, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401, zodError: null } },
     });
   });
 
