@@ -81,6 +81,13 @@ npm ci --no-audit --no-fund --loglevel=error
 # A fresh clone's first start (README: npm ci, npm start): prestart builds dist/, then it serves.
 serve fresh-clone "" npm start
 [ -f dist/start.js ] || fail "npm start on a fresh clone built no dist/"
+# README's sample output of a first start: the build says so before TypeScript runs, then the
+# runtime, the migration and where it listens; with a key configured, no warning at all.
+grep -q '^Building dist/ from src/' "$WORK/fresh-clone.log" || fail "the first npm start did not say that it builds dist/"
+for line in '"msg":"runtime"' '"msg":"database migrated"' '"msg":"API listening at '; do
+  grep -q "$line" "$WORK/fresh-clone.log" || fail "the first npm start logged no $line line (README's sample output)"
+done
+if grep -q '"level":40' "$WORK/fresh-clone.log"; then fail "the first npm start warned: $(grep '"level":40' "$WORK/fresh-clone.log")"; fi
 # A changed source makes prestart build again; unchanged, it builds nothing.
 echo "// a change" >>src/start.ts
 node scripts/build-if-stale.mjs
