@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startProcess, type Started } from './processes.js';
+import { median, spread } from './figures.js';
 
 /** The systems of the comparison, in the order of the table's columns. */
 export const PEER_SYSTEMS = ['service as shipped', 'service with NODE_OPTIONS', 'NestJS', 'baseline'] as const;
@@ -51,14 +52,6 @@ export interface PeerFigures {
   requestsPerSecond: number;
   cpuMicrosPerRequest: number;
 }
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-const spread = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 
 /** Per round: one system's req/s over another's. */
 function ratios(runs: Record<PeerSystem, PeerFigures[]>, mine: PeerSystem, theirs: PeerSystem): number[] {

@@ -42,6 +42,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
+import { median, spread } from './figures.js';
 import { load, pickGenerator, type LoadResult, type Request } from './load.js';
 import { freePort } from '../test/support/free-port.js';
 import {
@@ -289,13 +290,6 @@ interface Run extends LoadResult {
   cpuMicrosPerRequest: number;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-const spread = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
