@@ -207,7 +207,8 @@ describe('request ids and keys in the log', () => {
     logger.warn({ err: new Error(`rejected ${issuedKey}`) }, 'b');
     logger.info({ nested: { deeper: [issuedKey.toUpperCase()] } }, `told of ${issuedKey}`);
     logger.child({ reqId: issuedKey }).info('d');
-    expect(lines).toHaveLength(4);
+    logger.info({ shouted: issuedKey.toUpperCase() }, 'e'); // the only key on its line, in capitals
+    expect(lines).toHaveLength(5);
     for (const line of lines) {
       expect(line.toLowerCase()).not.toContain(issuedKey.slice(4).toLowerCase());
       expect(line).toContain('ask_[redacted]');

@@ -24,12 +24,15 @@ export function looksLikeApiKey(text: string): boolean {
   return KEY_SHAPED.test(text);
 }
 
+/** The prefix's letters in any case: the quick test before KEY_SHAPED, which ignores case too. */
+const MAY_HOLD_KEY = /ask/i;
+
 /**
- * `text` with every key-shaped run replaced by `ask_[redacted]`. Text without `ask` is returned as is
- * after one plain search: this runs on every log line.
+ * `text` with every key-shaped run replaced by `ask_[redacted]`. Text without `ask` (in any case) is
+ * returned as is after one search: this runs on every log line.
  */
 export function redactApiKeys(text: string): string {
-  return text.includes('ask') ? text.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`) : text;
+  return MAY_HOLD_KEY.test(text) ? text.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`) : text;
 }
 
 /**
