@@ -31,9 +31,17 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // The service files first (group 0), the behaviour suites after them (group 1): the run's
+    // PostgreSQL template is migrated meanwhile, instead of both workers waiting for it at the start.
     projects: [
-      { extends: true, test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' } } },
-      { extends: true, test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' } } },
+      {
+        extends: true,
+        test: { name: 'sqlite', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'sqlite' }, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: { name: 'postgresql', include: BEHAVIOUR_SUITES, env: { TEST_DATABASE: 'postgresql' }, sequence: { groupOrder: 1 } },
+      },
       {
         extends: true,
         test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },
