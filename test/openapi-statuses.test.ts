@@ -174,10 +174,17 @@ const CORPUS: Array<[Operation, string, () => Promise<Answer>]> = [
   ['getPet', 'the per-key limit', async () => (await Promise.all([1, 2, 3].map(() => get('/v1/pets/1', [KEY], 'GET', limited))))[2]!],
 ];
 
+/** The requests answered only when a timeout ends: they hold nothing the others use. */
+const ANSWERED_BY_A_TIMEOUT = new Set(['a body that never ends', 'headers that never end']);
+
 const answers: Array<{ operation: Operation; label: string; answer: Answer }> = [];
 beforeAll(async () => {
-  // One at a time, in order (the idempotency records and the per-key windows depend on it).
-  for (const [operation, label, send] of CORPUS) answers.push({ operation, label, answer: await send() });
+  const ask = async ([operation, label, send]: (typeof CORPUS)[number]) => ({ operation, label, answer: await send() });
+  // Those waiting for a timeout side by side, from the start; the rest one at a time, in order
+  // (the idempotency records and the per-key windows depend on it).
+  const timedOut = Promise.all(CORPUS.filter(([, label]) => ANSWERED_BY_A_TIMEOUT.has(label)).map(ask));
+  for (const entry of CORPUS) if (!ANSWERED_BY_A_TIMEOUT.has(entry[1])) answers.push(await ask(entry));
+  answers.push(...(await timedOut));
 }, 120_000);
 
 const documented = (operation: Operation) => {

@@ -88,7 +88,9 @@ describe('npm start on a fresh checkout', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
   });
 });
 
-describe('what start-up says about its ports', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+// Each test here is a process of its own (its own database file and ports), waited for to its
+// first line or its exit: they run side by side.
+describe.concurrent('what start-up says about its ports', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const KEY = 'ports-key-0123456789abcdef';
   const settings = (name: string) => ({ API_KEYS: KEY, LOG_LEVEL: 'info', DATABASE_URL: `file:${join(workDir, `${name}.db`)}` });
   const listeningLines = (logs: Array<Record<string, unknown>>) =>
@@ -313,7 +315,8 @@ describe('the running Node line under load', { timeout: PROCESS_TEST_TIMEOUT_MS 
   });
 });
 
-describe('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_TIMEOUT_MS }, () => {
+// Side by side too: each script runs on its own port and database file (dist/ is built by then).
+describe.concurrent('npm scripts stop the server behind them', { timeout: 2 * PROCESS_TEST_TIMEOUT_MS }, () => {
   /** Polls `url` until it answers (any status) or `ms` pass. */
   async function answers(url: string, ms: number): Promise<boolean> {
     const until = Date.now() + ms;

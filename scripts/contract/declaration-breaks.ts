@@ -27,8 +27,21 @@ const OPTIONS: ts.CompilerOptions = {
   skipLibCheck: true,
 };
 
+/**
+ * A compiler host that parses each file under node_modules (TypeScript's lib files, the peers'
+ * declarations) once per process: they do not change while it runs, and every comparison reads them.
+ */
+const host = ts.createCompilerHost(OPTIONS);
+const parsed = new Map<string, ts.SourceFile | undefined>();
+const parse = host.getSourceFile.bind(host);
+host.getSourceFile = (fileName, languageVersion, ...rest) => {
+  if (!fileName.includes('/node_modules/')) return parse(fileName, languageVersion, ...rest);
+  if (!parsed.has(fileName)) parsed.set(fileName, parse(fileName, languageVersion, ...rest));
+  return parsed.get(fileName);
+};
+
 function exportsOf(file: string): Array<{ name: string; isValue: boolean }> {
-  const program = ts.createProgram([file], OPTIONS);
+  const program = ts.createProgram([file], OPTIONS, host);
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file);
   const module = source && checker.getSymbolAtLocation(source);
@@ -71,7 +84,7 @@ export async function declarationBreaks(releasedDir: string, currentDir: string,
       await writeFile(file, code);
       files.set(file, name);
     }
-    const program = ts.createProgram([...files.keys()], OPTIONS);
+    const program = ts.createProgram([...files.keys()], OPTIONS, host);
     const breaks: DeclarationBreak[] = [];
     for (const [file, name] of files) {
       const diagnostics = ts.getPreEmitDiagnostics(program, program.getSourceFile(file));

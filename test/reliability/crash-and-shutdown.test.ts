@@ -33,7 +33,10 @@ function storedPets(file: string): Array<{ id: number; name: string; category_id
 const acknowledged = (outcomes: Outcome[]) =>
   outcomes.filter((o): o is Extract<Outcome, { status: number }> => 'status' in o && o.status === 201).map((o) => JSON.parse(o.body));
 
-describe('kill -9 during a storm of creates', () => {
+// The crash and the signals during storms: processes of their own, each on its own file, run side
+// by side (nothing here is timed tighter than seconds). The drain tests below, with their 1.5 s
+// window, run one at a time.
+describe.concurrent('kill -9 during a storm of creates', () => {
   it('every acknowledged create survives the crash, and no pet appears that nobody created', async () => {
     const file = join(dir, 'crash.db');
     const service = await startServiceProcess(settings(file));
@@ -72,7 +75,7 @@ describe('kill -9 during a storm of creates', () => {
   });
 });
 
-describe('SIGTERM during a storm of creates', () => {
+describe.concurrent('SIGTERM during a storm of creates', () => {
   it('answers every request completely or refuses the connection, no 5xx, and exits 0', async () => {
     const file = join(dir, 'shutdown.db');
     // A short drain: the storm goes on through it, then meets the closed listener.

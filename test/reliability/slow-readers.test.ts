@@ -74,6 +74,30 @@ function startService(name: string, extra: Record<string, string> = {}): Promise
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The CPU time the process has used so far, in clock ticks (utime + stime, fields 14 and 15 of /proc/<pid>/stat). */
+function cpuTicks(service: ServiceProcess): number {
+  const stat = readFileSync(`/proc/${service.child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3 on
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until the process has stopped working on what it was sent (two seconds in a row with
+ * under 50 ms of CPU each), or `ms` have passed: a process that still reads and answers keeps the
+ * wait going to the end, and its memory is measured after all of it.
+ */
+async function untilIdle(service: ServiceProcess, ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  let quietSeconds = 0;
+  let ticks = cpuTicks(service);
+  while (quietSeconds < 2 && performance.now() < deadline) {
+    await sleep(Math.min(1_000, deadline - performance.now()));
+    const now = cpuTicks(service);
+    quietSeconds = now - ticks < 5 ? quietSeconds + 1 : 0;
+    ticks = now;
+  }
+}
+
 describe('slow readers of the docs assets', () => {
   it('150 connections × 8 pipelined requests for the bundle, never read: the process stays up, RSS grows < 64 MB, a legitimate client is answered every time', async () => {
     const service = await startService('assets');
@@ -147,7 +171,7 @@ describe('one connection pipelining without reading', () => {
         await new Promise<void>((resolve) => greedy!.on('connect', resolve));
         greedy.pause(); // never reads
         greedy.write(`GET /v1/pets?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`.repeat(50_000));
-        await sleep(10_000);
+        await untilIdle(service, 10_000);
       } finally {
         clearInterval(sampler);
       }

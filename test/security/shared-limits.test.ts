@@ -4,7 +4,7 @@
 // shares again once Redis is back.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivateRedis, testRedis, type PrivateRedis } from '../support/private-redis.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -25,13 +25,14 @@ afterEach(async () => {
 const uniqueKey = () => `shared-${randomBytes(12).toString('hex')}`;
 const uniqueAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
 
-async function startInstances(count: number, env: Record<string, string>): Promise<ServiceProcess[]> {
+/** Starts `count` instances; those that started are in `into` (stopped by its owner) even when another failed. */
+async function startInstances(count: number, env: Record<string, string>, into = running): Promise<ServiceProcess[]> {
   const starts = await Promise.allSettled(
     Array.from({ length: count }, () => startServiceProcess({ LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', ...env })),
   );
-  running = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  into.push(...starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : [])));
   for (const start of starts) if (start.status === 'rejected') throw start.reason;
-  return running;
+  return into;
 }
 
 async function get(baseUrl: string, path: string, headers: Record<string, string>) {
@@ -41,17 +42,26 @@ async function get(baseUrl: string, path: string, headers: Record<string, string
 }
 
 describe('two instances on one PostgreSQL database and one Redis', () => {
-  it('share one key budget of 40 exactly, across both surfaces: the rest 429 with Retry-After', { timeout: 120_000 }, async () => {
+  // One pair for both tests: the key budget is spent with the key, the wrong-key budget from
+  // another client address (each test's own), and neither touches the other's.
+  const key = uniqueKey();
+  const instances: ServiceProcess[] = [];
+  let pairDatabase: TestDatabase | undefined;
+  let releasePairRedis: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
     const redis = await testRedis();
-    releaseRedis = redis.release;
-    database = await createTestDatabase('postgresql');
-    const key = uniqueKey();
-    const instances = await startInstances(2, {
-      DATABASE_URL: database.url,
-      API_KEYS: key,
-      RATE_LIMIT_PER_MINUTE: '40',
-      REDIS_URL: redis.url,
-    });
+    releasePairRedis = redis.release;
+    pairDatabase = await createTestDatabase('postgresql');
+    const env = { DATABASE_URL: pairDatabase.url, API_KEYS: key, RATE_LIMIT_PER_MINUTE: '40', AUTH_FAILURES_PER_MINUTE: '10' };
+    await startInstances(2, { ...env, REDIS_URL: redis.url }, instances);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop()));
+    await pairDatabase?.drop();
+    await releasePairRedis?.();
+  });
+
+  it('share one key budget of 40 exactly, across both surfaces: the rest 429 with Retry-After', { timeout: 120_000 }, async () => {
     const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': uniqueAddress() };
 
     const answers = await Promise.all(
@@ -72,15 +82,6 @@ describe('two instances on one PostgreSQL database and one Redis', () => {
   });
 
   it('share one wrong-key budget per client address', { timeout: 120_000 }, async () => {
-    const redis = await testRedis();
-    releaseRedis = redis.release;
-    database = await createTestDatabase('postgresql');
-    const instances = await startInstances(2, {
-      DATABASE_URL: database.url,
-      API_KEYS: uniqueKey(),
-      AUTH_FAILURES_PER_MINUTE: '10',
-      REDIS_URL: redis.url,
-    });
     const address = uniqueAddress();
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>

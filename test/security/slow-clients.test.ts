@@ -60,7 +60,9 @@ function hold(head: string, drip: string): Promise<Held> {
 const bodyHead = (authorization: string) =>
   `POST /v1/pets HTTP/1.1\r\nHost: localhost\r\n${authorization}Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"name":"`;
 
-describe('slow clients', () => {
+// Both groups wait on the service's timers, not on the CPU: their tests run side by side (each
+// bound is measured from its own connection's first byte).
+describe.concurrent('slow clients', () => {
   it('cannot hold the service: trickled bodies and headers are cut off in time while others are served', { timeout: 60_000 }, async () => {
     const held = {
       withoutKey: Array.from({ length: PER_KIND }, () => hold(bodyHead(''), 'a')),
@@ -120,7 +122,7 @@ describe('slow clients', () => {
 // Idle connections (IDLE_TIMEOUT_MS, Fastify's connectionTimeout and keepAliveTimeout): a server of
 // its own with a short idle timeout and header/request timeouts far beyond this test, so that only
 // the idle timeout can close these connections.
-describe('idle connections', () => {
+describe.concurrent('idle connections', () => {
   const IDLE_TIMEOUT_MS = 1_500;
   /** Node's socket timers are exact to a few ms; this is the shared machine's delays. */
   const IDLE_SLACK_MS = 2_000;
