@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // Generated code (Prisma's clients; the REST types of `npm run openapi:types`) and build output.
-  { ignores: ['dist/', 'src/db/generated/', 'client/src/rest-api.ts', 'contract/released/', '.pack/'] },
+  { ignores: ['dist/', 'dist-*/', 'src/db/generated/', 'client/src/rest-api.ts', 'contract/released/', '.pack/'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -5,7 +5,8 @@
 // sampling profiler, 100 µs) for the length of one load run (wrk -t1 -c32 or autocannon), so start-up
 // and warm-up stay out of the profile. Prints self time per request by area for both, and the
 // service's hottest functions, in µs per request. PROFILE_SECONDS (10), PROFILE_TOP (30),
-// PROFILE_DIR (keep the .cpuprofile files there).
+// PROFILE_DIR (keep the .cpuprofile files there), PROFILE_AGAINST=nestjs (the NestJS peer,
+// bench/peers/nestjs, in the baseline's place), PROFILE_ONLY (list, create or get).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { freePort } from '../test/support/free-port.js';
 import { load, pickGenerator, type Request } from './load.js';
 import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { summarise, type Profile, type Summary } from './profile-summary.js';
+import { buildNestPeer } from './peers.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -21,7 +23,7 @@ const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
 const API_KEY = 'bench-key-0123456789abcdefghij';
 const AUTH = { authorization: `Bearer ${API_KEY}` };
-const SCENARIOS: Array<{ label: string; request: Request }> = [
+const ALL_SCENARIOS: Array<{ label: string; request: Request }> = [
   { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
   {
     label: 'REST create',
@@ -34,6 +36,13 @@ const SCENARIOS: Array<{ label: string; request: Request }> = [
   },
   { label: 'REST get', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
 ];
+const SCENARIOS = ALL_SCENARIOS.filter(({ label }) => !process.env.PROFILE_ONLY || label.includes(process.env.PROFILE_ONLY));
+/** What the service is compared with: the bare baseline, or the NestJS peer. */
+const AGAINST = process.env.PROFILE_AGAINST === 'nestjs' ? 'nestjs' : 'baseline';
+
+/** The NestJS peer as bench/peers.ts builds and starts it (`buildNestPeer` compiles it first). */
+const NEST_ENTRY = join('dist', 'bench-peers', 'nestjs', 'bench', 'peers', 'nestjs', 'main.js');
+const NEST_MIGRATIONS = join(ROOT, 'prisma', 'sqlite', 'migrations');
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-profile-'));
 const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
@@ -71,7 +80,9 @@ async function devtools(url: string): Promise<{ send(method: string, params?: ob
   };
 }
 
-async function startSystem(system: 'service' | 'baseline', file: string): Promise<Started> {
+type System = 'service' | 'baseline' | 'nestjs';
+
+async function startSystem(system: System, file: string): Promise<Started> {
   const port = await freePort();
   const common = { PATH: process.env.PATH, HOME: process.env.HOME, API_KEYS: API_KEY };
   const started =
@@ -90,18 +101,24 @@ async function startSystem(system: 'service' | 'baseline', file: string): Promis
             METRICS_ENABLED: 'true',
           },
         })
-      : startProcess('baseline', process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', 'bench/baseline-server.ts'], {
-          cwd: ROOT,
-          port,
-          env: { ...common, BASELINE_PORT: String(port), BASELINE_DB: file },
-        });
+      : system === 'nestjs'
+        ? startProcess('nestjs', process.execPath, ['--inspect=127.0.0.1:0', NEST_ENTRY], {
+            cwd: ROOT,
+            port,
+            env: { ...common, NODE_ENV: 'production', PEER_PORT: String(port), PEER_DB: file, PEER_MIGRATIONS: NEST_MIGRATIONS },
+          })
+        : startProcess('baseline', process.execPath, ['--inspect=127.0.0.1:0', '--import', 'tsx', 'bench/baseline-server.ts'], {
+            cwd: ROOT,
+            port,
+            env: { ...common, BASELINE_PORT: String(port), BASELINE_DB: file },
+          });
   await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
   return started;
 }
 
 /** Warm-up, then one profiled load run; returns the profile's summary and the requests answered. */
 async function profile(
-  system: 'service' | 'baseline',
+  system: System,
   label: string,
   request: Request,
 ): Promise<{ summary: Summary; requests: number; cpuMicrosPerRequest: number }> {
@@ -138,21 +155,22 @@ function microsPerRequest(run: { summary: Summary; cpuMicrosPerRequest: number }
 }
 
 try {
+  if (AGAINST === 'nestjs') buildNestPeer(ROOT);
   for (const { label, request } of SCENARIOS) {
     const service = await profile('service', label, request);
-    const baseline = await profile('baseline', label, request);
+    const baseline = await profile(AGAINST, label, request);
     const [mine, bare] = [microsPerRequest(service), microsPerRequest(baseline)];
     console.log(
-      `\n## ${label}: CPU per request: service ${service.cpuMicrosPerRequest.toFixed(0)} µs (${service.requests} requests), baseline ${baseline.cpuMicrosPerRequest.toFixed(0)} µs (${baseline.requests})`,
+      `\n## ${label}: CPU per request: service ${service.cpuMicrosPerRequest.toFixed(0)} µs (${service.requests} requests), ${AGAINST} ${baseline.cpuMicrosPerRequest.toFixed(0)} µs (${baseline.requests})`,
     );
-    console.log('| area | service µs/req | baseline µs/req |');
+    console.log(`| area | service µs/req | ${AGAINST} µs/req |`);
     console.log('|---|---|---|');
     const areas = [...service.summary.byArea].filter(([name]) => name !== '(idle)').sort((a, b) => b[1] - a[1]);
     for (const [name, time] of areas.slice(0, 20)) console.log(`| ${name} | ${mine(time)} | ${bare(baseline.summary.byArea.get(name))} |`);
     console.log(`\nservice, hottest ${TOP} functions (self µs/req)`);
     const functions = [...service.summary.byFunction].filter(([name]) => !name.startsWith('(idle)')).sort((a, b) => b[1] - a[1]);
     for (const [name, time] of functions.slice(0, TOP)) console.log(`  ${mine(time).padStart(6)}  ${name}`);
-    console.log(`\nbaseline, hottest 10 functions (self µs/req)`);
+    console.log(`\n${AGAINST}, hottest 10 functions (self µs/req)`);
     const floor = [...baseline.summary.byFunction].filter(([name]) => !name.startsWith('(idle)')).sort((a, b) => b[1] - a[1]);
     for (const [name, time] of floor.slice(0, 10)) console.log(`  ${bare(time).padStart(6)}  ${name}`);
   }

@@ -2,15 +2,20 @@
 // own guards: each test fails when the library behaviour a departure relies on changes, or when the
 // departure stops doing what it is there for.
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { initTRPC, type AnyTRPCRouter } from '@trpc/server';
 import Sqlite from 'better-sqlite3';
+import type { FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
+import { requestChildLogger, traceContextOf } from '../src/http/request-logging.js';
+import { createLogger } from '../src/logger.js';
+import { addTraceLogFields } from '../src/observability/trace-context.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
 
@@ -86,5 +91,43 @@ describe("Prisma's SQLite adapter connection, its statements retried while the l
     await expect(write).resolves.toMatchObject({ name: 'while-locked' });
     await release;
     expect(waitedFor).toBeLessThan(LOCK_HELD_MS + 1_000);
+  });
+});
+
+describe("the request's logger made lazily (src/http/request-logging.ts), against Fastify's pino child per request", () => {
+  /** The app's logger (src/logger.ts) writing into `lines`, without each line's time (it differs between writes). */
+  function capturingLogger(lines: unknown[]) {
+    return createLogger(
+      { logLevel: 'info' },
+      {
+        write: (line: string) => {
+          const { time: _time, ...rest } = JSON.parse(line) as Record<string, unknown>;
+          lines.push(rest);
+        },
+      },
+    );
+  }
+  /** The completion line's writer, which src/http/request-logging.ts calls on its own logger. */
+  type Completing = { completed(fields: object, message: string): void };
+
+  it('writes the same lines, fields in the same order, before and after something else logs', () => {
+    const ours: unknown[] = [];
+    const theirs: unknown[] = [];
+    const raw = { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as unknown as IncomingMessage;
+    const lazy = requestChildLogger(capturingLogger(ours), { reqId: 'r-1' }, {}, raw);
+    // The library's way: Fastify's default factory (`logger.child(bindings)`) with the same trace fields.
+    const child = capturingLogger(theirs).child(addTraceLogFields({ reqId: 'r-1' }, traceContextOf({ raw } as FastifyRequest)));
+    const completion = { method: 'GET', route: '/v1/pets', statusCode: 200, responseTimeMs: 1.5 };
+
+    (lazy as unknown as Completing).completed(completion, 'request completed');
+    child.info(completion, 'request completed');
+    lazy.warn({ detail: 'a warning' }, 'something else logs');
+    child.warn({ detail: 'a warning' }, 'something else logs');
+    (lazy as unknown as Completing).completed(completion, 'request completed');
+    child.info(completion, 'request completed');
+
+    expect(ours).toHaveLength(3);
+    expect(ours.map((line) => JSON.stringify(line))).toEqual(theirs.map((line) => JSON.stringify(line)));
+    expect(ours[0]).toMatchObject({ reqId: 'r-1', trace_id: '0af7651916cd43dd8448eb211c80319c', parent_span_id: 'b7ad6b7169203331' });
   });
 });

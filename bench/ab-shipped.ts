@@ -1,0 +1,125 @@
+// `npx tsx bench/ab-shipped.ts <dist-dir>…`: changes before/after, as shipped, beside NestJS. Copy
+// dist/ aside before each change (`cp -r dist dist-before`), make it, `npm run build`, then run
+// this with the copies, oldest first: each copy (`node <dir>/start.js`), the service from dist/
+// and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
+// (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
+// create and get (wrk -t1 -c32), the order rotating from round to round. Prints per scenario the
+// medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
+// NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_ONLY (list, create or get).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/free-port.js';
+import { median, spread } from './figures.js';
+import { load, pickGenerator, type Request } from './load.js';
+import { buildNestPeer, rotation, startNestPeer } from './peers.js';
+import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
+import { seedPets } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
+const SECONDS = Number(process.env.AB_SECONDS ?? 4);
+const API_KEY = 'bench-key-0123456789abcdefghij';
+const AUTH = { authorization: `Bearer ${API_KEY}` };
+const ALL_SCENARIOS: Array<{ label: string; request: Request }> = [
+  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
+  {
+    label: 'REST create',
+    request: {
+      method: 'POST',
+      path: '/v1/pets',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
+    },
+  },
+  { label: 'REST get', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
+];
+const SCENARIOS = ALL_SCENARIOS.filter(({ label }) => !process.env.AB_ONLY || label.includes(process.env.AB_ONLY));
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) {
+  console.error('usage: tsx bench/ab-shipped.ts <dist-dir>… (oldest first; dist/ is added last)');
+  process.exit(1);
+}
+const workDir = mkdtempSync(join(tmpdir(), 'animal-store-ab-'));
+const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
+
+const NEST = 'NestJS';
+/** The services by their folder's name, oldest first, then dist/; then the peer. */
+const entries = new Map([...dirs, 'dist'].map((dir) => [basename(resolve(dir)), join(resolve(ROOT, dir), 'start.js')]));
+const SYSTEMS = [...entries.keys(), NEST];
+
+async function startService(name: string, entry: string, file: string): Promise<Started> {
+  const port = await freePort();
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    API_KEYS: API_KEY,
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: `file:${file}`,
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    METRICS_ENABLED: 'true',
+    SHUTDOWN_DRAIN_MS: '0',
+  };
+  const started = startProcess(name, process.execPath, [entry], { cwd: ROOT, env, port });
+  await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
+  return started;
+}
+
+const fileOf = (system: string) => join(workDir, `${system}.db`);
+buildNestPeer(ROOT);
+const servers = new Map<string, Started>();
+try {
+  for (const [name, entry] of entries) servers.set(name, await startService(name, entry, fileOf(name)));
+  servers.set(NEST, startNestPeer(ROOT, await freePort(), fileOf(NEST), API_KEY));
+  await waitForAnswer(servers.get(NEST)!, '/v1/pets?limit=1', AUTH, performance.now());
+  for (const system of SYSTEMS) seedPets(fileOf(system), 1_000);
+  const measure = async (system: string, request: Request, seconds: number) => {
+    const server = servers.get(system)!;
+    const pid = servingPid(server);
+    const cpuBefore = cpuSeconds(pid);
+    const result = await load(generator, ROOT, workDir, server.port, request, { seconds, connections: 32 });
+    return { rps: result.requestsPerSecond, cpu: ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests, errors: result.errors };
+  };
+  for (const { request } of SCENARIOS) for (const system of SYSTEMS) await measure(system, request, 2);
+  type Run = { rps: number; cpu: number };
+  const runs = new Map(SCENARIOS.map(({ label }) => [label, new Map<string, Run[]>(SYSTEMS.map((system) => [system, []]))]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { label, request } of SCENARIOS) {
+      for (const system of rotation(SYSTEMS, round)) {
+        const run = await measure(system, request, SECONDS);
+        runs.get(label)!.get(system)!.push(run);
+        const errors = run.errors ? `, ${run.errors} ERRORS` : '';
+        console.log(
+          `  round ${round} ${label.padEnd(20)} ${system.padEnd(16)} ${run.rps.toFixed(0)} req/s, CPU ${run.cpu.toFixed(0)} µs/req${errors}`,
+        );
+      }
+    }
+  }
+  const cell = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${spread(values, digits)})`;
+  const first = SYSTEMS[0]!;
+  console.log(`\n| scenario | system | req/s | CPU µs/req | ÷ ${first} | ÷ ${NEST} |`);
+  console.log('|---|---|---|---|---|---|');
+  for (const [label, of] of runs) {
+    for (const [system, list] of of) {
+      const over = (other: string) =>
+        cell(
+          list.map((run, i) => run.rps / of.get(other)![i]!.rps),
+          2,
+        );
+      console.log(
+        `| ${label} | ${system} | ${cell(
+          list.map((r) => r.rps),
+          0,
+        )} | ${median(list.map((r) => r.cpu)).toFixed(0)} | ${over(first)} | ${over(NEST)} |`,
+      );
+    }
+  }
+} finally {
+  await Promise.all([...servers.values()].map((server) => stopProcess(server)));
+  rmSync(workDir, { recursive: true, force: true });
+}
