@@ -151,6 +151,13 @@ module.exports = {
       to: { path: '^node_modules/(@nestjs/|reflect-metadata/|rxjs/)' },
     },
     {
+      name: 'orpc-only-in-its-peer',
+      severity: 'error',
+      comment: "oRPC is the benchmark's peer (bench/peers/orpc), nothing else of the project.",
+      from: { pathNot: '^bench/peers/orpc/' },
+      to: { path: '^node_modules/@orpc/' },
+    },
+    {
       name: 'no-unresolvable',
       severity: 'error',
       from: {},
