@@ -2,9 +2,10 @@
 // users would pick instead, in the same run as the bare baseline, on SQLite. The service runs as
 // shipped (`npm start`: node dist/start.js, no NODE_OPTIONS) and with the operator's NODE_OPTIONS
 // of docs/operations.md. The peers: NestJS on Fastify (bench/peers/nestjs, compiled with its own
-// tsconfig and run with plain `node`, as a Nest app is deployed) and oRPC on node:http
-// (bench/peers/orpc, run through tsx as the baseline is). Each round loads every system in turn,
-// the order rotating from round to round; ratios are per round, then the median.
+// tsconfig and run with plain `node`, as a Nest app is deployed), oRPC on node:http
+// (bench/peers/orpc) and Hono with @hono/zod-openapi on @hono/node-server (bench/peers/hono), the
+// last two run through tsx as the baseline is. Each round loads every system in turn, the order
+// rotating from round to round; ratios are per round, then the median.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startProcess, type Started } from './processes.js';
@@ -12,7 +13,7 @@ import { median, spread } from './figures.js';
 import type { Request } from './load.js';
 
 /** The frameworks the service is measured against. */
-export const PEERS = ['NestJS', 'oRPC'] as const;
+export const PEERS = ['NestJS', 'oRPC', 'Hono'] as const;
 export type Peer = (typeof PEERS)[number];
 
 /** The systems of the comparison, in the order of the table's columns. */
@@ -28,11 +29,12 @@ const PEER_TARGET_RATIO = 1.2;
 /**
  * The request a system is loaded with in a scenario: the service's own, except where a peer speaks
  * another protocol. oRPC's RPC list is its RPCHandler's GET (what RPCLink sends for a list, per
- * oRPC's docs), beside the service's `/trpc` list; NestJS has no typed-RPC surface (null: not loaded).
+ * oRPC's docs), beside the service's `/trpc` list; NestJS has no typed-RPC surface, and Hono's
+ * typed client calls the REST routes (null: not loaded).
  */
 export function peerRequest(system: PeerSystem, scenario: string, request: Request): Request | null {
   if (scenario !== 'tRPC list limit=20') return request;
-  if (system === 'NestJS') return null;
+  if (system === 'NestJS' || system === 'Hono') return null;
   if (system !== 'oRPC') return request;
   const input = new URL(request.path, 'http://peer').searchParams.get('input')!;
   return { ...request, path: `/rpc/pets/list?data=${encodeURIComponent(JSON.stringify({ json: JSON.parse(input) }))}` };
@@ -70,7 +72,7 @@ export function startPeer(peer: Peer, root: string, port: number, file: string, 
   const args =
     peer === 'NestJS'
       ? [join(root, 'dist', 'bench-peers', 'nestjs', 'bench', 'peers', 'nestjs', 'main.js')]
-      : ['--import', 'tsx', join(root, 'bench', 'peers', 'orpc', 'main.ts')];
+      : ['--import', 'tsx', join(root, 'bench', 'peers', peer.toLowerCase(), 'main.ts')];
   return startProcess(peer.toLowerCase(), process.execPath, args, { cwd: root, env, port });
 }
 

@@ -15,7 +15,7 @@
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
-//      against the NestJS and oRPC peers and the bare baseline, each loaded in turn, on REST list,
+//      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
 //      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc).
 //   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
 //      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
