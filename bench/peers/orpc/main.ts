@@ -40,7 +40,8 @@ const openApi = new OpenAPIHandler(router, {
   clientInterceptors: [onError(validationMessages)],
   customErrorResponseBodyEncoder: (error) => ({ code: error.code, message: error.message, status: error.status }),
 });
-const rpc = new RPCHandler(router, { plugins: [new ResponseHeadersPlugin()], clientInterceptors: [onError(validationMessages)] });
+// No ResponseHeadersPlugin here: only the REST get sets headers, and the list is all RPC serves in the bench.
+const rpc = new RPCHandler(router, { clientInterceptors: [onError(validationMessages)] });
 
 // pino to stdout, one line per request once it is answered (what Fastify's logger writes for NestJS).
 const logger = pino({ level: 'info' });
