@@ -699,6 +699,15 @@ function printComparison({ kind, runs }: Comparison): Map<string, number> {
 /** The scenarios that must reach half the baseline's throughput on every database. */
 const HALF_BASELINE = ['REST list limit=20', 'REST list status=pending', 'REST create', 'REST get (deprecated)', 'tRPC list limit=20'];
 
+/** The load average after the run (beside the one before it, in the header): how busy the machine was. */
+function printMachineAtEnd(began: number): void {
+  console.log(
+    `machine at the end: load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`,
+  );
+}
+
 /** The targets, one line each, met or not. */
 function printTargets(targets: Array<[string, boolean]>): void {
   for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
@@ -721,6 +730,7 @@ async function main(): Promise<void> {
     printPeerComparison(peers, ROUNDS, NODE_OPTIONS);
     console.log('');
     printTargets(peerTargets(peers));
+    printMachineAtEnd(began);
     return;
   }
   if (ONLY_REDIS) {
@@ -816,11 +826,7 @@ async function main(): Promise<void> {
     .flatMap((r) => [...r.service, ...r.baseline])
     .reduce((sum, run) => sum + run.errors, 0);
   if (errors) console.log(`WARNING: ${errors} failed requests during the load runs`);
-  console.log(
-    `machine at the end: load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`,
-  );
+  printMachineAtEnd(began);
 
   if (process.env.BENCH_JSON) {
     const raw = comparisons.map(({ kind, runs, serviceLoadPeak, firstStartMs }) => ({
