@@ -297,10 +297,20 @@ interface Run extends LoadResult {
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
+/** Why a server stopped answering, when it did: its exit, and the end of what it wrote to stderr. */
+function whyGone({ name, child, stderr }: Started): string {
+  const exit = child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'still running';
+  return `${name} ${exit}; its stderr ends:\n${stderr().slice(-2_000)}`;
+}
+
 async function measure(server: Server, request: Request, seconds: number): Promise<Run> {
   server.rss.resetPeak();
   const cpuBefore = cpuSeconds(server.rss.pid);
-  const result = await load(generator, ROOT, workDir, server.started.port, request, { seconds, connections: CONNECTIONS });
+  const result = await load(generator, ROOT, workDir, server.started.port, request, { seconds, connections: CONNECTIONS }).catch(
+    (error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}: ${whyGone(server.started)}`, { cause: error });
+    },
+  );
   const cpu = cpuSeconds(server.rss.pid) - cpuBefore;
   return { ...result, peakRssBytes: server.rss.readPeak(), cpuMicrosPerRequest: (cpu * 1e6) / Math.max(result.requests, 1) };
 }
