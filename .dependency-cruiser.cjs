@@ -151,6 +151,20 @@ module.exports = {
       to: { path: '^node_modules/(@nestjs/|reflect-metadata/|rxjs/)' },
     },
     {
+      name: 'orpc-only-in-its-peer',
+      severity: 'error',
+      comment: "oRPC is the benchmark's peer (bench/peers/orpc), nothing else of the project.",
+      from: { pathNot: '^bench/peers/orpc/' },
+      to: { path: '^node_modules/@orpc/' },
+    },
+    {
+      name: 'hono-only-in-its-peer',
+      severity: 'error',
+      comment: "Hono is the benchmark's peer (bench/peers/hono), nothing else of the project.",
+      from: { pathNot: '^bench/peers/hono/' },
+      to: { path: '^node_modules/(hono|@hono/)' },
+    },
+    {
       name: 'no-unresolvable',
       severity: 'error',
       from: {},

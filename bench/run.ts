@@ -15,7 +15,8 @@
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
-//      against the NestJS peer and the bare baseline, each loaded in turn, on REST list, create, get.
+//      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
+//      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc).
 //   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
 //      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
 //      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
@@ -59,13 +60,16 @@ import {
 } from './processes.js';
 import { seedPets, seedPostgresPets } from './seed.js';
 import {
+  asServiceAnswer,
   buildNestPeer,
   PEER_SCENARIOS,
   PEER_SYSTEMS,
-  PEER_TARGET_RATIO,
+  PEERS,
+  peerRequest,
+  peerTargets,
   printPeerComparison,
   rotation,
-  startNestPeer,
+  startPeer,
   type PeerFigures,
   type PeerSystem,
 } from './peers.js';
@@ -293,10 +297,20 @@ interface Run extends LoadResult {
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
+/** Why a server stopped answering, when it did: its exit, and the end of what it wrote to stderr. */
+function whyGone({ name, child, stderr }: Started): string {
+  const exit = child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'still running';
+  return `${name} ${exit}; its stderr ends:\n${stderr().slice(-2_000)}`;
+}
+
 async function measure(server: Server, request: Request, seconds: number): Promise<Run> {
   server.rss.resetPeak();
   const cpuBefore = cpuSeconds(server.rss.pid);
-  const result = await load(generator, ROOT, workDir, server.started.port, request, { seconds, connections: CONNECTIONS });
+  const result = await load(generator, ROOT, workDir, server.started.port, request, { seconds, connections: CONNECTIONS }).catch(
+    (error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}: ${whyGone(server.started)}`, { cause: error });
+    },
+  );
   const cpu = cpuSeconds(server.rss.pid) - cpuBefore;
   return { ...result, peakRssBytes: server.rss.readPeak(), cpuMicrosPerRequest: (cpu * 1e6) / Math.max(result.requests, 1) };
 }
@@ -305,14 +319,22 @@ function describeRun(run: Run): string {
   return `${fixed(run.requestsPerSecond, 0)} req/s, p50 ${fixed(run.p50Ms, 2)} ms, p99 ${fixed(run.p99Ms, 2)} ms, CPU ${fixed(run.cpuMicrosPerRequest, 0)} µs/req, peak RSS ${mb(run.peakRssBytes)} MB${run.errors ? `, ${run.errors} ERRORS` : ''}`;
 }
 
-/** The same request on both servers must give the same answer, or the comparison is void. */
-async function checkSameAnswers(service: Server, baseline: Server, scenarios = SCENARIOS): Promise<void> {
+/**
+ * The same request on both servers must give the same answer, or the comparison is void. A peer
+ * (`system`) is sent its own request where it speaks another protocol (bench/peers.ts), and its
+ * answer is read as the service's protocol would carry it.
+ */
+async function checkSameAnswers(service: Server, baseline: Server, scenarios = SCENARIOS, system?: PeerSystem): Promise<void> {
   for (const { label, request, creates } of scenarios) {
-    const answers = await Promise.all(
-      [service, baseline].map((server) => httpCall(server.started.port, request.method, request.path, request.headers, request.body)),
-    );
-    const [mine, bare] = answers.map((answer) => {
-      const body = JSON.parse(answer.body) as Record<string, unknown>;
+    const own = system ? peerRequest(system, label, request) : request;
+    if (!own) continue;
+    const answers = await Promise.all([
+      httpCall(service.started.port, own.method, own.path, own.headers, own.body),
+      httpCall(baseline.started.port, request.method, request.path, request.headers, request.body),
+    ]);
+    const [mine, bare] = answers.map((answer, i) => {
+      const parsed = JSON.parse(answer.body) as unknown;
+      const body = (i === 0 && system ? asServiceAnswer(system, label, parsed) : parsed) as Record<string, unknown>;
       if (creates) {
         // The ids differ (each server has its own table); everything else must not.
         const pet = ((body.result as { data?: object } | undefined)?.data ?? body) as { id?: unknown };
@@ -322,7 +344,9 @@ async function checkSameAnswers(service: Server, baseline: Server, scenarios = S
       return { status: answer.status, body };
     });
     if (!isDeepStrictEqual(mine, bare)) {
-      throw new Error(`${label}: the service and the baseline answer differently:\n${JSON.stringify(mine)}\n${JSON.stringify(bare)}`);
+      throw new Error(
+        `${label}: ${service.started.name} and the baseline answer differently:\n${JSON.stringify(mine)}\n${JSON.stringify(bare)}`,
+      );
     }
     if (mine!.status >= 300) throw new Error(`${label}: answered ${mine!.status}`);
   }
@@ -450,30 +474,37 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
   }
 }
 
-/** 6. The peers on SQLite: four systems on databases of their own with the same rows, loaded in turn. */
+/** 6. The peers on SQLite: every system on a database of its own with the same rows, loaded in turn. */
 async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigures[]>>> {
   console.log('\n## peers (SQLite)');
   buildNestPeer(ROOT);
   const scenarios = SCENARIOS.filter((s) => PEER_SCENARIOS.includes(s.label));
   const files = Object.fromEntries(PEER_SYSTEMS.map((system, i) => [system, join(workDir, `peer-${i}.db`)])) as Record<PeerSystem, string>;
-  const shipped = (await startService('service-as-shipped', `file:${files['service as shipped']}`, undefined, '')).server;
-  const withOptions = (await startService('service-node-options', `file:${files['service with NODE_OPTIONS']}`, undefined, NODE_OPTIONS))
-    .server;
-  const nestPort = await freePort();
-  const nestStarted = startNestPeer(ROOT, nestPort, files.NestJS, API_KEY);
-  await waitForAnswer(nestStarted, '/v1/pets?limit=1', AUTH, performance.now());
-  const nest: Server = { name: 'peer', started: nestStarted, rss: new PeakRss(servingPid(nestStarted)), database: files.NestJS };
-  const baseline = await startBaseline(files.baseline);
   const systems: Array<[PeerSystem, Server]> = [
-    ['service as shipped', shipped],
-    ['service with NODE_OPTIONS', withOptions],
-    ['NestJS', nest],
-    ['baseline', baseline],
+    ['service as shipped', (await startService('service-as-shipped', `file:${files['service as shipped']}`, undefined, '')).server],
+    [
+      'service with NODE_OPTIONS',
+      (await startService('service-node-options', `file:${files['service with NODE_OPTIONS']}`, undefined, NODE_OPTIONS)).server,
+    ],
   ];
+  for (const peer of PEERS) {
+    const started = startPeer(peer, ROOT, await freePort(), files[peer], API_KEY);
+    systems.push([peer, { name: 'peer', started, rss: new PeakRss(servingPid(started)), database: files[peer] }]);
+    await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
+  }
+  const baseline = await startBaseline(files.baseline);
+  systems.push(['baseline', baseline]);
   try {
     for (const system of PEER_SYSTEMS) seedPets(files[system], SEED_ROWS);
-    for (const [, server] of systems.slice(0, 3)) await checkSameAnswers(server, baseline, scenarios);
-    for (const { request } of scenarios) for (const [, server] of systems) await measure(server, request, WARM_UP_SECONDS);
+    for (const [system, server] of systems.slice(0, -1)) await checkSameAnswers(server, baseline, scenarios, system);
+    /** What a system is loaded with in a scenario, or null where it does not serve it. */
+    const requestOf = (system: PeerSystem, { label, request }: Scenario) => peerRequest(system, label, request);
+    for (const scenario of scenarios) {
+      for (const [system, server] of systems) {
+        const request = requestOf(system, scenario);
+        if (request) await measure(server, request, WARM_UP_SECONDS);
+      }
+    }
     const runs = new Map(
       scenarios.map((s) => [
         s.label,
@@ -481,11 +512,13 @@ async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigure
       ]),
     );
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const { label, request } of scenarios) {
+      for (const scenario of scenarios) {
         for (const [system, server] of rotation(systems, round)) {
+          const request = requestOf(system, scenario);
+          if (!request) continue;
           const run = await measure(server, request, SECONDS);
-          runs.get(label)![system].push(run);
-          console.log(`  round ${round} ${label.padEnd(26)} ${system.padEnd(25)} ${describeRun(run)}`);
+          runs.get(scenario.label)![system].push(run);
+          console.log(`  round ${round} ${scenario.label.padEnd(26)} ${system.padEnd(25)} ${describeRun(run)}`);
         }
       }
     }
@@ -676,6 +709,20 @@ function printComparison({ kind, runs }: Comparison): Map<string, number> {
 /** The scenarios that must reach half the baseline's throughput on every database. */
 const HALF_BASELINE = ['REST list limit=20', 'REST list status=pending', 'REST create', 'REST get (deprecated)', 'tRPC list limit=20'];
 
+/** The load average after the run (beside the one before it, in the header): how busy the machine was. */
+function printMachineAtEnd(began: number): void {
+  console.log(
+    `machine at the end: load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`,
+  );
+}
+
+/** The targets, one line each, met or not. */
+function printTargets(targets: Array<[string, boolean]>): void {
+  for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
+}
+
 async function main(): Promise<void> {
   const began = performance.now();
   console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
@@ -689,7 +736,11 @@ async function main(): Promise<void> {
     return;
   }
   if (ONLY_PEERS) {
-    printPeerComparison(await comparePeers(), ROUNDS, NODE_OPTIONS);
+    const peers = await comparePeers();
+    printPeerComparison(peers, ROUNDS, NODE_OPTIONS);
+    console.log('');
+    printTargets(peerTargets(peers));
+    printMachineAtEnd(began);
     return;
   }
   if (ONLY_REDIS) {
@@ -769,8 +820,8 @@ async function main(): Promise<void> {
   }
 
   if (peers) {
-    for (const [scenario, { shipped }] of printPeerComparison(peers, ROUNDS, NODE_OPTIONS))
-      targets.push([`sqlite: ${scenario} ≥ ${PEER_TARGET_RATIO} × NestJS, as shipped: ${fixed(shipped, 2)}`, shipped >= PEER_TARGET_RATIO]);
+    printPeerComparison(peers, ROUNDS, NODE_OPTIONS);
+    targets.push(...peerTargets(peers));
   }
   if (underAttack) printUnderAttack(underAttack);
   if (redisCost) {
@@ -779,17 +830,13 @@ async function main(): Promise<void> {
   }
 
   console.log('');
-  for (const [text, met] of targets) console.log(`${met ? 'met    ' : 'NOT met'}  ${text}`);
+  printTargets(targets);
   const errors = comparisons
     .flatMap((c) => [...c.runs.values()])
     .flatMap((r) => [...r.service, ...r.baseline])
     .reduce((sum, run) => sum + run.errors, 0);
   if (errors) console.log(`WARNING: ${errors} failed requests during the load runs`);
-  console.log(
-    `machine at the end: load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}; took ${fixed((performance.now() - began) / 1000, 0)} s`,
-  );
+  printMachineAtEnd(began);
 
   if (process.env.BENCH_JSON) {
     const raw = comparisons.map(({ kind, runs, serviceLoadPeak, firstStartMs }) => ({

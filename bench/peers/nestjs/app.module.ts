@@ -4,7 +4,8 @@ import { APP_GUARD } from '@nestjs/core';
 import { createApiKeyVerifier } from '../../../src/auth/api-keys.js';
 import { API_KEY_VERIFIER, ApiKeyGuard } from './api-key.guard.js';
 import { PetsController } from './pets.controller.js';
-import { DATABASE, openDatabase, PetsRepository } from './pets.repository.js';
+import { openDatabase } from '../sqlite-pets.js';
+import { DATABASE, PetsRepository } from './pets.repository.js';
 
 @Module({
   controllers: [PetsController],

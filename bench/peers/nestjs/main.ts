@@ -13,7 +13,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController } from 'fastify';
 import { AppModule } from './app.module.js';
-import { EnvelopeFilter, issuesSentence } from './envelope.filter.js';
+import { issuesSentence } from '../peer-inputs.js';
+import { EnvelopeFilter } from './envelope.filter.js';
 
 /** Fastify's request log without its "incoming request" line: "request completed" is the one line. */
 class OneLinePerRequest extends LogController {

@@ -1,26 +1,17 @@
 // The three operations of the contract under /v1/pets, validated by zod through Nest's
 // StandardSchemaValidationPipe (main.ts): the body by the service's own NewPet schema, the query
-// and path by schemas of their own, as a Nest app would write them (coercing query strings).
+// and path by the peers' schemas (bench/peers/peer-inputs.ts).
 import { Body, Controller, Get, Header, NotFoundException, Param, Post, Query } from '@nestjs/common';
-import { z } from 'zod';
-import { NewPet, PetStatus, type Pet } from '../../../src/domain/pet-schemas.js';
+import { NewPet, type Pet } from '../../../src/domain/pet-schemas.js';
+import { ListQuery, PetId } from '../peer-inputs.js';
 import { PetsRepository } from './pets.repository.js';
-
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  status: PetStatus.optional(),
-});
-const PetId = z
-  .string()
-  .regex(/^\d{1,16}$/, 'must be a positive integer')
-  .transform(Number);
 
 @Controller('v1/pets')
 export class PetsController {
   constructor(private readonly pets: PetsRepository) {}
 
   @Get()
-  list(@Query({ schema: ListQuery }) query: z.infer<typeof ListQuery>): Pet[] {
+  list(@Query({ schema: ListQuery }) query: ListQuery): Pet[] {
     return this.pets.list(query.limit, query.status);
   }
 
