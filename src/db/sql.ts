@@ -181,6 +181,20 @@ export interface PostgresOptions {
   onError?: (error: unknown) => void;
 }
 
+/** PostgreSQL's type id of int8 (`bigint`: Prisma's BigInt, autoincrement ids). */
+const INT8_OID = 20;
+const asText = (text: string) => text;
+
+/**
+ * How pg reads our statements' columns: its own parsers, except int8 as its text, which is what
+ * pg's int8 parser returns too, after testing each value with a regular expression. The
+ * repositories read it through src/domain/int64.ts.
+ */
+const POSTGRES_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? asText : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
 /**
  * A statement as pg runs it: pg's query config (its text with `$n` placeholders, its name, none
  * for the unnamed statement, and rows as arrays), made once per statement and frozen.
@@ -204,7 +218,7 @@ function postgresExecutor(
     let query = queries.get(statement);
     if (query === undefined) {
       const text = textFor('postgresql', statement);
-      query = Object.freeze({ text, name: options.namedStatements ? statement.name : undefined, rowMode: 'array' });
+      query = Object.freeze({ text, name: options.namedStatements ? statement.name : undefined, rowMode: 'array', types: POSTGRES_TYPES });
       queries.set(statement, query);
     }
     try {
