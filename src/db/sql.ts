@@ -181,18 +181,16 @@ export interface PostgresOptions {
   onError?: (error: unknown) => void;
 }
 
-/** PostgreSQL's type id of int8 (`bigint`: Prisma's BigInt, autoincrement ids). */
-const INT8_OID = 20;
 const asText = (text: string) => text;
 
 /**
- * How pg reads our statements' columns: its own parsers, except int8 as its text, which is what
- * pg's int8 parser returns too, after testing each value with a regular expression. The
- * repositories read it through src/domain/int64.ts.
+ * How pg reads our statements' columns: its own parsers, except int8 (`bigint`: Prisma's BigInt,
+ * autoincrement ids) as its text, which is what pg's int8 parser returns too, after testing each
+ * value with a regular expression. The repositories read it through src/domain/int64.ts.
  */
 const POSTGRES_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? asText : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: (oid, format) =>
+    oid === pg.types.builtins.INT8 && format !== 'binary' ? asText : (pg.types.getTypeParser(oid, format) as unknown),
 };
 
 /**
