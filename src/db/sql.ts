@@ -181,15 +181,31 @@ export interface PostgresOptions {
   onError?: (error: unknown) => void;
 }
 
-/** A statement as pg runs it: its text with `$n` placeholders, and its name (none: the unnamed statement). */
-interface PostgresQuery {
-  text: string;
-  name: string | undefined;
-}
+const asText = (text: string) => text;
+
+/**
+ * How pg reads our statements' columns: its own parsers, except int8 (`bigint`: Prisma's BigInt,
+ * autoincrement ids) as its text, which is what pg's int8 parser returns too, after testing each
+ * value with a regular expression. The repositories read it through src/domain/int64.ts.
+ */
+const POSTGRES_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: (oid, format) =>
+    oid === pg.types.builtins.INT8 && format !== 'binary' ? asText : (pg.types.getTypeParser(oid, format) as unknown),
+};
+
+/**
+ * A statement as pg runs it: pg's query config (its text with `$n` placeholders, its name, none
+ * for the unnamed statement, and rows as arrays), made once per statement and frozen.
+ */
+type PostgresQuery = Readonly<pg.QueryArrayConfig>;
 
 /**
  * Runs one statement on the pool or on one pooled connection: the only place PostgreSQL
- * statements execute. Its query text, and its name when named, are made once per statement.
+ * statements execute. Each execution hands pg a config that inherits the statement's frozen one
+ * and has no property of its own, with the values as pg's second argument: pg copies a config's
+ * own properties, by their descriptors, into every query it builds (keeping the prototype), and
+ * for a plain config object that copy cost more than the rest of the query's making
+ * (docs/benchmarks.md). test/db/pet-repository.test.ts checks the names and array rows arrive.
  */
 function postgresExecutor(
   client: pg.Pool | pg.PoolClient,
@@ -200,16 +216,11 @@ function postgresExecutor(
     let query = queries.get(statement);
     if (query === undefined) {
       const text = textFor('postgresql', statement);
-      query = { text, name: options.namedStatements ? statement.name : undefined };
+      query = Object.freeze({ text, name: options.namedStatements ? statement.name : undefined, rowMode: 'array', types: POSTGRES_TYPES });
       queries.set(statement, query);
     }
     try {
-      const result = await client.query<SqlRow>({
-        name: query.name,
-        text: query.text,
-        values: values.map(postgresValue),
-        rowMode: 'array',
-      });
+      const result = await client.query<SqlRow>(Object.create(query) as PostgresQuery, values.map(postgresValue));
       return result.rows;
     } catch (error) {
       options.onError?.(error);

@@ -134,6 +134,28 @@ describe.each(['sqlite', 'postgresql'] as const)('on %s', (provider) => {
   });
 });
 
+describe('PostgreSQL: how the statements run (src/db/sql.ts)', () => {
+  it('each statement is prepared once per connection under its own name, and its rows read as arrays', async () => {
+    testDatabase = await createMigratedTestDatabase('postgresql');
+    // One connection, so every statement below runs on the one whose prepared statements are read.
+    database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url, DATABASE_POOL_SIZE: '1' }));
+    const pets = createPetRepository(database.sql);
+    const rex = await pets.create({ name: 'Rex', categoryId: 1 });
+    for (let i = 0; i < 3; i++) expect(await pets.list({ limit: 5 })).toEqual([rex]);
+    expect(await pets.list({ limit: 5, status: 'available' })).toEqual([rex]);
+    expect(await pets.findById(rex.id)).toEqual(rex);
+    const prepared = statement('test_prepared', 'SELECT name, statement FROM pg_prepared_statements ORDER BY name');
+    const rows = await database.sql.query(prepared, []);
+    expect(rows).toEqual([
+      ['pets_by_id', 'SELECT id, name, category_id, status FROM pets WHERE id = $1'],
+      ['pets_insert', expect.stringMatching(/^INSERT INTO pets .* RETURNING id, name, category_id, status$/)],
+      ['pets_list', 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id ASC LIMIT $2'],
+      ['pets_list_by_status', expect.stringContaining('(status, id) > ($1, $2)')],
+      ['test_prepared', 'SELECT name, statement FROM pg_prepared_statements ORDER BY name'],
+    ]);
+  });
+});
+
 describe('SQLite: the service’s own better-sqlite3 connections beside Prisma’s adapter connection', () => {
   it('see each other’s commits at once, both ways, with the same rows and values', async () => {
     const db = await open('sqlite');
