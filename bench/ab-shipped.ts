@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/free-port.js';
 import { median, spread } from './figures.js';
 import { load, pickGenerator, type Request } from './load.js';
-import { buildNestPeer, rotation, startNestPeer } from './peers.js';
+import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { seedPets } from './seed.js';
 
@@ -75,7 +75,7 @@ buildNestPeer(ROOT);
 const servers = new Map<string, Started>();
 try {
   for (const [name, entry] of entries) servers.set(name, await startService(name, entry, fileOf(name)));
-  servers.set(NEST, startNestPeer(ROOT, await freePort(), fileOf(NEST), API_KEY));
+  servers.set(NEST, startPeer('NestJS', ROOT, await freePort(), fileOf(NEST), API_KEY));
   await waitForAnswer(servers.get(NEST)!, '/v1/pets?limit=1', AUTH, performance.now());
   for (const system of SYSTEMS) seedPets(fileOf(system), 1_000);
   const measure = async (system: string, request: Request, seconds: number) => {
