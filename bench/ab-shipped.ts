@@ -15,27 +15,13 @@ import { median, spread } from './figures.js';
 import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
+import { API_KEY, AUTH, restScenarios } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
 const SECONDS = Number(process.env.AB_SECONDS ?? 4);
-const API_KEY = 'bench-key-0123456789abcdefghij';
-const AUTH = { authorization: `Bearer ${API_KEY}` };
-const ALL_SCENARIOS: Array<{ label: string; request: Request }> = [
-  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
-  {
-    label: 'REST create',
-    request: {
-      method: 'POST',
-      path: '/v1/pets',
-      headers: { ...AUTH, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
-    },
-  },
-  { label: 'REST get', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
-];
-const SCENARIOS = ALL_SCENARIOS.filter(({ label }) => !process.env.AB_ONLY || label.includes(process.env.AB_ONLY));
+const SCENARIOS = restScenarios(process.env.AB_ONLY);
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {

@@ -16,27 +16,13 @@ import { load, pickGenerator, type Request } from './load.js';
 import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { summarise, type Profile, type Summary } from './profile-summary.js';
 import { buildNestPeer } from './peers.js';
+import { API_KEY, AUTH, restScenarios } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
-const API_KEY = 'bench-key-0123456789abcdefghij';
-const AUTH = { authorization: `Bearer ${API_KEY}` };
-const ALL_SCENARIOS: Array<{ label: string; request: Request }> = [
-  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
-  {
-    label: 'REST create',
-    request: {
-      method: 'POST',
-      path: '/v1/pets',
-      headers: { ...AUTH, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
-    },
-  },
-  { label: 'REST get', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
-];
-const SCENARIOS = ALL_SCENARIOS.filter(({ label }) => !process.env.PROFILE_ONLY || label.includes(process.env.PROFILE_ONLY));
+const SCENARIOS = restScenarios(process.env.PROFILE_ONLY);
 /** What the service is compared with: the bare baseline, or the NestJS peer. */
 const AGAINST = process.env.PROFILE_AGAINST === 'nestjs' ? 'nestjs' : 'baseline';
 

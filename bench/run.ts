@@ -58,6 +58,7 @@ import {
   waitForAnswer,
   type Started,
 } from './processes.js';
+import { API_KEY, AUTH, SCENARIOS, type Scenario } from './requests.js';
 import { seedPets, seedPostgresPets } from './seed.js';
 import {
   asServiceAnswer,
@@ -100,30 +101,6 @@ const LARGE_ROWS = 1_000_000;
 const START_UP_RUNS = 3;
 /** Whatever happens, the benchmark ends: everything it started is killed after this. */
 const HARD_LIMIT_MS = 30 * 60_000;
-
-const API_KEY = 'bench-key-0123456789abcdefghij';
-const AUTH = { authorization: `Bearer ${API_KEY}` };
-const JSON_BODY = { ...AUTH, 'content-type': 'application/json' };
-const NEW_PET = JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' });
-
-interface Scenario {
-  label: string;
-  request: Request;
-  /** Creates: the answers differ in `id` only. */
-  creates?: boolean;
-}
-
-const SCENARIOS: Scenario[] = [
-  { label: 'REST list limit=20', request: { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH } },
-  { label: 'REST list status=pending', request: { method: 'GET', path: '/v1/pets?status=pending', headers: AUTH } },
-  { label: 'REST create', request: { method: 'POST', path: '/v1/pets', headers: JSON_BODY, body: NEW_PET }, creates: true },
-  { label: 'REST get (deprecated)', request: { method: 'GET', path: '/v1/pets/500', headers: AUTH } },
-  {
-    label: 'tRPC list limit=20',
-    request: { method: 'GET', path: `/trpc/pets.list?input=${encodeURIComponent('{"limit":20}')}`, headers: AUTH },
-  },
-  { label: 'tRPC create', request: { method: 'POST', path: '/trpc/pets.create', headers: JSON_BODY, body: NEW_PET }, creates: true },
-];
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
