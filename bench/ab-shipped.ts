@@ -15,7 +15,7 @@ import { median, spread } from './figures.js';
 import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
-import { API_KEY, AUTH, restScenarios } from './requests.js';
+import { API_KEY, AUTH, restScenarios, serviceEnv } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -38,19 +38,7 @@ const SYSTEMS = [...entries.keys(), NEST];
 
 async function startService(name: string, entry: string, file: string): Promise<Started> {
   const port = await freePort();
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'production',
-    API_KEYS: API_KEY,
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: `file:${file}`,
-    RATE_LIMIT_PER_MINUTE: '1000000000',
-    METRICS_ENABLED: 'true',
-    SHUTDOWN_DRAIN_MS: '0',
-  };
+  const env = serviceEnv({ port, databaseUrl: `file:${file}` });
   const started = startProcess(name, process.execPath, [entry], { cwd: ROOT, env, port });
   await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
   return started;

@@ -16,7 +16,7 @@ import { load, pickGenerator, type Request } from './load.js';
 import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { summarise, type Profile, type Summary } from './profile-summary.js';
 import { buildNestPeer } from './peers.js';
-import { API_KEY, AUTH, restScenarios } from './requests.js';
+import { API_KEY, AUTH, restScenarios, serviceEnv } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -76,16 +76,7 @@ async function startSystem(system: System, file: string): Promise<Started> {
       ? startProcess('service', process.execPath, ['--inspect=127.0.0.1:0', 'dist/start.js'], {
           cwd: ROOT,
           port,
-          env: {
-            ...common,
-            NODE_ENV: 'production',
-            LOG_LEVEL: 'info',
-            HOST: '127.0.0.1',
-            PORT: String(port),
-            DATABASE_URL: `file:${file}`,
-            RATE_LIMIT_PER_MINUTE: '1000000000',
-            METRICS_ENABLED: 'true',
-          },
+          env: serviceEnv({ port, databaseUrl: `file:${file}` }),
         })
       : system === 'nestjs'
         ? startProcess('nestjs', process.execPath, ['--inspect=127.0.0.1:0', NEST_ENTRY], {

@@ -58,7 +58,7 @@ import {
   waitForAnswer,
   type Started,
 } from './processes.js';
-import { API_KEY, AUTH, SCENARIOS, type Scenario } from './requests.js';
+import { API_KEY, AUTH, SCENARIOS, serviceEnv, type Scenario } from './requests.js';
 import { seedPets, seedPostgresPets } from './seed.js';
 import {
   asServiceAnswer,
@@ -189,41 +189,6 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   };
 }
 
-function serviceEnv(
-  port: number,
-  databaseUrl: string,
-  directUrl?: string,
-  nodeOptions = NODE_OPTIONS,
-  redisUrl?: string,
-): NodeJS.ProcessEnv {
-  // Only what the service's settings need, as production would set them; nothing inherited
-  // from this shell can change what is measured (except PATH and HOME, which npm needs).
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'production',
-    // The memory bounds an operator sets (docs/operations.md), which the RSS target is measured with.
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
-    API_KEYS: API_KEY,
-    // What production runs with (README: the default), so the request log's cost is measured.
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    ...(directUrl ? { DATABASE_DIRECT_URL: directUrl } : {}),
-    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    DATABASE_POOL_SIZE: String(POOL_SIZE),
-    // One key sends every request. A limit far above what the load reaches keeps the per-key
-    // counter on the measured path (its cost is part of the service) without refusing anything.
-    RATE_LIMIT_PER_MINUTE: '1000000000',
-    // The Prometheus metrics are counted on every request, as in production (their default; said
-    // here so that the measured path does not depend on a default).
-    METRICS_ENABLED: 'true',
-    // Nothing balances over it: stopped between scenarios without the drain a balancer needs.
-    SHUTDOWN_DRAIN_MS: '0',
-  };
-}
-
 /** `npm start`, the real start command; returns once it answers, with the time that took. */
 async function startService(
   name: string,
@@ -236,7 +201,7 @@ async function startService(
   const since = performance.now();
   const started = startProcess(name, 'npm', ['start'], {
     cwd: ROOT,
-    env: serviceEnv(port, databaseUrl, directUrl, nodeOptions, redisUrl),
+    env: serviceEnv({ port, databaseUrl, directUrl, nodeOptions, redisUrl, poolSize: POOL_SIZE }),
     port,
   });
   const startMs = await waitForAnswer(started, '/v1/pets?limit=1', AUTH, since);
