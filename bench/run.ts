@@ -541,14 +541,13 @@ function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond, slowRead
     const sum = runs.reduce((total, r) => total + r.errors, 0);
     return silent.length === 0 ? `${sum}` : `${sum}; no answer in round ${silent.join(', ')}`;
   };
+  // Latencies of the rounds that answered something (a silent round has none, not 0 ms); req/s of all.
+  const latency = (runs: Run[], of: (run: Run) => number) => {
+    const values = runs.filter((r) => r.requests > 0).map(of);
+    return values.length === 0 ? '–' : `${fixed(median(values), 2)} (${spread(values, 2)})`;
+  };
   const row = (label: string, runs: Run[]) =>
-    `| ${label} | ${fixed(median(runs.map((r) => r.p50Ms)), 2)} (${spread(
-      runs.map((r) => r.p50Ms),
-      2,
-    )}) | ${fixed(median(runs.map((r) => r.p99Ms)), 2)} (${spread(
-      runs.map((r) => r.p99Ms),
-      2,
-    )}) | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${errors(runs)} |`;
+    `| ${label} | ${latency(runs, (r) => r.p50Ms)} | ${latency(runs, (r) => r.p99Ms)} | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${errors(runs)} |`;
   console.log('');
   console.log(
     `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread, ${slowReaders} slow readers (2 KiB window) each pipelining 8 GETs of the 1.7 MB docs bundle unread`,
