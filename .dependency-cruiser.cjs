@@ -143,27 +143,18 @@ module.exports = {
       from: { pathNot: '^src/db/schema-engine\\.ts$' },
       to: { path: '^node_modules/@prisma/schema-engine-wasm/' },
     },
-    {
-      name: 'nestjs-only-in-its-peer',
+    // Each peer framework of the benchmark (bench/peers/<peer>) is used by its peer alone.
+    ...[
+      ['nestjs', '(@nestjs/|reflect-metadata/|rxjs/)'],
+      ['orpc', '@orpc/'],
+      ['hono', '(hono|@hono/)'],
+    ].map(([peer, modules]) => ({
+      name: `${peer}-only-in-its-peer`,
       severity: 'error',
-      comment: "NestJS is the benchmark's peer (bench/peers/nestjs), nothing else of the project.",
-      from: { pathNot: '^bench/peers/nestjs/' },
-      to: { path: '^node_modules/(@nestjs/|reflect-metadata/|rxjs/)' },
-    },
-    {
-      name: 'orpc-only-in-its-peer',
-      severity: 'error',
-      comment: "oRPC is the benchmark's peer (bench/peers/orpc), nothing else of the project.",
-      from: { pathNot: '^bench/peers/orpc/' },
-      to: { path: '^node_modules/@orpc/' },
-    },
-    {
-      name: 'hono-only-in-its-peer',
-      severity: 'error',
-      comment: "Hono is the benchmark's peer (bench/peers/hono), nothing else of the project.",
-      from: { pathNot: '^bench/peers/hono/' },
-      to: { path: '^node_modules/(hono|@hono/)' },
-    },
+      comment: `${peer} is the benchmark's peer (bench/peers/${peer}), nothing else of the project.`,
+      from: { pathNot: `^bench/peers/${peer}/` },
+      to: { path: `^node_modules/${modules}` },
+    })),
     {
       name: 'no-unresolvable',
       severity: 'error',
