@@ -16,7 +16,8 @@ import { parseConfig } from '../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { createIdempotencyStore } from '../src/idempotency/idempotency-store.js';
 import { createPetRepository } from '../src/pets/pet-repository.js';
-import { keyRefusal } from '../src/api/refusals.js';
+import { keyRefusal, knownCaller, refusedCaller } from '../src/api/refusals.js';
+import type { ApiKeyIdentity } from '../src/auth/api-keys.js';
 import { StorageHealth } from '../src/db/storage-health.js';
 
 type Outcome = { data: unknown } | { error: { code: string; message: string; cause: string | undefined; shape: unknown } };
@@ -184,12 +185,11 @@ describe("the service's procedures, against tRPC's own path, on SQLite", () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  function serviceContext(identity: Context['identity']): () => Context & { headers: Record<string, string> } {
+  function serviceContext(identity: ApiKeyIdentity | null): () => Context & { headers: Record<string, string> } {
     return () => {
       const headers: Record<string, string> = {};
       return {
-        identity,
-        identityRefusal: identity === null ? keyRefusal(false) : null,
+        caller: identity === null ? refusedCaller(keyRefusal(false)) : knownCaller(identity),
         budget: null,
         idempotencyKey: {},
         keyRateLimiter: null,
@@ -209,7 +209,7 @@ describe("the service's procedures, against tRPC's own path, on SQLite", () => {
   }
 
   const caller = { keyId: 'key-1' };
-  const calls: Array<[string, CallSpec, Context['identity']]> = [
+  const calls: Array<[string, CallSpec, ApiKeyIdentity | null]> = [
     ['list', { path: 'pets.list', type: 'query', input: { limit: 2 } }, caller],
     ['list with a bad limit', { path: 'pets.list', type: 'query', input: { limit: 0 } }, caller],
     ['get', { path: 'pets.get', type: 'query', input: { petId: 2 } }, caller],

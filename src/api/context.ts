@@ -7,7 +7,7 @@ import { parseIdempotencyKey } from '../idempotency/idempotency-store.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
-import type { CallerCheck, Refusal } from './refusals.js';
+import { keyRefusal, refusedCaller, type Caller, type Refusal } from './refusals.js';
 
 /** The services every request's procedures share, made once at start-up (src/app.ts). */
 interface ContextServices {
@@ -20,7 +20,9 @@ interface ContextServices {
 }
 
 /** What the factory reads of a request: authentication's findings and the headers (a Fastify request is one). */
-interface ContextRequest extends CallerCheck {
+interface ContextRequest {
+  /** Who is calling (src/http/authentication.ts decides). */
+  caller: Caller | null;
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The per-key limit's decision when the surface has already taken it for the whole request (a tRPC batch). */
   budget: LimitDecision | null;
@@ -48,6 +50,9 @@ export interface AnswerWriter<TAnswer> {
  */
 export type NextPageWriter<TAnswer> = { write(answer: TAnswer, input: NextPageInput): void }['write'];
 
+/** A request that reached no authentication (a context made by hand): as one that sent no key. */
+const NO_KEY = refusedCaller(keyRefusal(false));
+
 /**
  * Makes `createContext(request, answer, nextPage?)`, the per-request context maker of both surfaces:
  * `answer` is the surface's reply, `nextPage` what that surface makes of a list's next page, given
@@ -55,10 +60,8 @@ export type NextPageWriter<TAnswer> = { write(answer: TAnswer, input: NextPageIn
  */
 export function contextFactory<TAnswer>({ pets, idempotency, keyRateLimiter, storage }: ContextServices, writer: AnswerWriter<TAnswer>) {
   return (request: ContextRequest, answer: TAnswer, nextPage: NextPageWriter<TAnswer> | null = null) => ({
-    /** The verified API key behind the request, or null when it had none or a bad one. */
-    identity: request.identity,
-    /** Why the request has no identity (authentication decided it); null when it has one. */
-    identityRefusal: request.identityRefusal,
+    /** Who is calling: the verified key, or why there is none (protectedProcedure narrows it to `identity`). */
+    caller: request.caller ?? NO_KEY,
     /** The per-key limit's decision when already taken for the whole request; null: the middleware takes it. */
     budget: request.budget,
     /** The request's Idempotency-Key header, parsed (only createPet uses it). */

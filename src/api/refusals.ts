@@ -30,14 +30,20 @@ export interface Refusal {
 }
 
 /**
- * What authentication decided about the caller, once per request (src/http/authentication.ts puts
- * it on each request; the context carries it to the procedures).
+ * Who is calling, decided once per request by src/http/authentication.ts: a verified key, or the
+ * refusal that its absence means (401, 429 for a locked-out address, 503). The surfaces refuse with
+ * `refusal` before a body is read; protectedProcedure (src/api/trpc.ts) narrows to `identity`.
  */
-export interface CallerCheck {
-  /** The verified API key, or null when the request had none or a bad one. */
-  readonly identity: ApiKeyIdentity | null;
-  /** Why the request has no identity (src/http/authentication.ts decides); null when it has one. */
-  readonly identityRefusal: Refusal | null;
+export type Caller = { readonly identity: ApiKeyIdentity; readonly refusal: null } | { readonly identity: null; readonly refusal: Refusal };
+
+/** A caller with a verified key. */
+export function knownCaller(identity: ApiKeyIdentity): Caller {
+  return { identity, refusal: null };
+}
+
+/** A caller without a valid key, and why. */
+export function refusedCaller(refusal: Refusal): Caller {
+  return { identity: null, refusal };
 }
 
 const NO_VALID_KEY_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".';

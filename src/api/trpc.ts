@@ -4,7 +4,7 @@ import { databaseFault } from '../db/database-errors.js';
 import type { Context } from './context.js';
 import { formatTrpcError, trpcErrorOfRefusal, trpcErrorOfServiceError } from './errors.js';
 import type { ApiMeta } from './meta.js';
-import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal, type Refusal } from './refusals.js';
+import { databaseFaultRefusal, keyRateLimitRefusal, type Refusal } from './refusals.js';
 
 const t = initTRPC.context<Context>().meta<ApiMeta>().create({
   // Never put stack traces in responses, whatever NODE_ENV says.
@@ -58,8 +58,8 @@ function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, 
  * counts, on either surface. The context reaches the procedure narrowed: `ctx.identity` is the caller.
  */
 export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
-  const { identity } = ctx;
-  if (identity === null) throw refuse(ctx, ctx.identityRefusal ?? keyRefusal(false));
+  const { identity, refusal } = ctx.caller;
+  if (identity === null) throw refuse(ctx, refusal);
   const limiter = ctx.keyRateLimiter;
   let budget = ctx.budget;
   if (budget === null && limiter !== null) {

@@ -12,12 +12,20 @@
 // the address is not locked out, so that a genuine client's many concurrent requests do not use
 // it up while their lookups are in flight.
 //
-// What it decides is put on the request once: `identity`, or `identityRefusal` (src/api/refusals.ts:
-// 401, 429 while the address is locked out, or 503 when the database could not check a stored key,
-// which is not a wrong key); the surfaces and the procedures' middleware answer with it.
+// What it decides is put on the request once, as its `caller` (src/api/refusals.ts): the identity, or
+// the refusal (401, 429 while the address is locked out, or 503 when the database could not check a
+// stored key, which is not a wrong key); the surfaces and the procedures' middleware answer with it.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, type Refusal } from '../api/refusals.js';
+import {
+  databaseFaultRefusal,
+  keyRefusal,
+  knownCaller,
+  lockedOutRefusal,
+  refusedCaller,
+  type Caller,
+  type Refusal,
+} from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
@@ -26,9 +34,11 @@ import type { DatabaseHealth } from '../observability/dependencies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    identity: ApiKeyIdentity | null;
-    /** Why the request has no identity (401, 429 for a locked-out address, 503); null when it has one. */
-    identityRefusal: Refusal | null;
+    /**
+     * Who is calling (src/api/refusals.ts), decided by this plugin's hook, which runs first on every
+     * route; null only on a request Fastify refused before its hooks (frameworkErrors).
+     */
+    caller: Caller | null;
     /** The refusal this request was answered with, recorded where it was decided (metrics and log read it). */
     refusal: Refusal | null;
     /** The per-key limit's decision for this request, taken once (src/api/trpc.ts; a batch's in src/http/trpc-plugin.ts). */
@@ -125,8 +135,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
   }
 
-  app.decorateRequest('identity', null);
-  app.decorateRequest('identityRefusal', null);
+  app.decorateRequest('caller', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('budget', null);
 
@@ -136,7 +145,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {
-      request.identityRefusal = keyRefusal(false); // nothing to check, nothing guessed
+      request.caller = NO_KEY; // nothing to check, nothing guessed
       return done();
     }
     const address = clientLimitKey(clientAddress(request));
@@ -147,14 +156,14 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       const standing = pending ? NOT_ASKED : failureLimiter.peek(address);
       if (!pending && !(standing instanceof Promise)) {
         if (lockedOut(standing, address, digest)) {
-          request.identityRefusal = lockedOutRefusal(standing.resetSeconds);
+          request.caller = refusedCaller(lockedOutRefusal(standing.resetSeconds));
           return done();
         }
         // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
         const identity = verifier.matchEnvKey(digest);
         if (identity) {
           provenFrom.add(inFlightKey);
-          request.identity = identity;
+          request.caller = knownCaller(identity);
           return done();
         }
       }
@@ -169,6 +178,9 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   });
 };
 
+/** A request that sent no key. */
+const NO_KEY = refusedCaller(keyRefusal(false));
+
 /** A standing never read (a pending check's answer is shared instead). */
 const NOT_ASKED: LimitDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetSeconds: 0 });
 
@@ -181,15 +193,15 @@ function settle(
 ): void {
   outcome.then(
     ({ identity, retryAfterSeconds }) => {
-      request.identity = identity;
-      if (identity === null) request.identityRefusal = retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true);
+      if (identity !== null) request.caller = knownCaller(identity);
+      else request.caller = refusedCaller(retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true));
       done();
     },
     (error: unknown) => {
       // A database fault while checking a key marks the request (503); anything else is a bug and propagates.
       const fault = databaseFault(error);
       if (fault === null) return done(error as Error);
-      request.identityRefusal = databaseFaultRefusal(fault);
+      request.caller = refusedCaller(databaseFaultRefusal(fault));
       databaseHealth?.failed(error, request.log, 'the database could not check an API key');
       done();
     },

@@ -54,7 +54,7 @@ class OneLinePerRequest extends LogController {
       responseTimeMs: Math.round(elapsedMs * 100) / 100,
       // Who: the client's address (TRUST_PROXY applied) and the key's id, never the key itself.
       client: clientAddress(request),
-      keyId: request.identity?.keyId ?? null,
+      keyId: request.caller?.identity?.keyId ?? null,
     };
     // Why it was refused, as recorded where that was decided (src/api/refusals.ts): `missing_key`, `per_key`…
     if (request.refusal !== null) fields.refused = request.refusal.reason;

@@ -13,7 +13,6 @@ import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
-import { keyRefusal } from '../api/refusals.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
@@ -181,8 +180,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         request.routePattern = pattern;
         if (deprecation) reply.headers(deprecation);
         // Before the body is read: a caller without a key learns nothing about the input rules.
-        if (request.identity === null) {
-          const refusal = request.identityRefusal ?? keyRefusal(false);
+        const refusal = request.caller?.refusal;
+        if (refusal) {
           prepareRefusal(request, reply, refusal);
           sendEnvelope(reply, answerForRefusal(refusal));
           return;

@@ -24,7 +24,7 @@ import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext } from '../api/context.js';
 import { answerForFastifyError, answerForRefusal, trpcErrorShapes } from '../api/errors.js';
-import { batchTooLargeRefusal, keyRateLimitRefusal, keyRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
+import { batchTooLargeRefusal, keyRateLimitRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
@@ -311,8 +311,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
     const kind = classify(request, path);
     request.trpcKind = kind;
-    if (request.identity === null) {
-      const refusal = request.identityRefusal ?? keyRefusal(false);
+    const refusal = request.caller?.refusal;
+    if (refusal) {
       if (kind.kind === 'none') return done();
       if (kind.kind === 'batch') return refuseWhole(request, reply, refusal);
       prepareRefusal(request, reply, refusal);
@@ -353,7 +353,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       if (decision.allowed) return done();
       refuseWhole(request, reply, keyRateLimitRefusal(decision));
     };
-    const taken = limiter.take(request.identity!.keyId, names.length);
+    const taken = limiter.take(request.caller!.identity!.keyId, names.length);
     if (taken instanceof Promise) taken.then(whenDecided, done);
     else whenDecided(taken);
   }

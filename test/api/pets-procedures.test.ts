@@ -5,7 +5,7 @@
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextFactory, type AnswerWriter, type NextPageInput } from '../../src/api/context.js';
-import { keyRefusal, lockedOutRefusal, type Refusal } from '../../src/api/refusals.js';
+import { keyRefusal, knownCaller, lockedOutRefusal, refusedCaller, type Refusal } from '../../src/api/refusals.js';
 import { appRouter } from '../../src/api/root-router.js';
 import { createCallerFactory } from '../../src/api/trpc.js';
 import type { ApiKeyIdentity } from '../../src/auth/api-keys.js';
@@ -51,14 +51,14 @@ afterAll(async () => {
 
 interface CallerOptions {
   identity?: ApiKeyIdentity | null;
-  identityRefusal?: Refusal;
+  refusal?: Refusal;
   headers?: Record<string, string>;
   limiter?: Limiter | null;
   budget?: LimitDecision | null;
 }
 
 /** A caller with the context a surface would make for a request with these findings and headers. */
-function callerWith({ identity = KEY, identityRefusal, headers = {}, limiter = null, budget = null }: CallerOptions = {}) {
+function callerWith({ identity = KEY, refusal, headers = {}, limiter = null, budget = null }: CallerOptions = {}) {
   const makeContext = contextFactory(
     {
       pets: createPetRepository(database.sql),
@@ -69,7 +69,8 @@ function callerWith({ identity = KEY, identityRefusal, headers = {}, limiter = n
     writer,
   );
   const answer: Answer = { refusals: [], decisions: [], replayed: false, nextPage: undefined };
-  const request = { identity, identityRefusal: identity === null ? (identityRefusal ?? keyRefusal(false)) : null, headers, budget };
+  const caller = identity === null ? refusedCaller(refusal ?? keyRefusal(false)) : knownCaller(identity);
+  const request = { caller, headers, budget };
   const ctx = makeContext(request, answer, (into, input) => void (into.nextPage = input));
   return { caller: createCaller(ctx), answer };
 }
@@ -194,7 +195,7 @@ describe('who may call, and how often', () => {
     const { caller, answer } = callerWith({ identity: null });
     expect((await rejection(caller.pets.list({ limit: 0 }))).code).toBe('UNAUTHORIZED');
     expect(answer.refusals).toEqual(['missing_key']);
-    const locked = callerWith({ identity: null, identityRefusal: lockedOutRefusal(30) });
+    const locked = callerWith({ identity: null, refusal: lockedOutRefusal(30) });
     expect((await rejection(locked.caller.pets.get({ petId: 1 }))).code).toBe('TOO_MANY_REQUESTS');
     expect(locked.answer.refusals).toEqual(['auth_failures']);
   });

@@ -47,7 +47,7 @@ beforeAll(async () => {
   };
   app = plainApp();
   await app.register(authentication, { verifier: createApiKeyVerifier({ envKeys: [], store: counted }), failureLimiter: limiter });
-  app.get('/who', (request) => ({ keyId: request.identity?.keyId ?? null, refused: request.identityRefusal?.reason ?? null }));
+  app.get('/who', (request) => ({ keyId: request.caller?.identity?.keyId ?? null, refused: request.caller?.refusal?.reason ?? null }));
   await app.ready();
 });
 afterAll(async () => {
