@@ -18,8 +18,7 @@ import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
-import { authentication } from './http/authentication.js';
-import { bearerChallenge } from './http/bearer-challenge.js';
+import { authentication, bearerChallenge } from './http/authentication.js';
 import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
@@ -269,7 +268,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // Every 401, on either surface, carries the Bearer challenge. tRPC's handler hands Fastify a
     // Response, whose status Fastify copies to the reply only after this hook.
     if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
-      reply.header('www-authenticate', bearerChallenge(request));
+      reply.header('www-authenticate', bearerChallenge(request.caller));
     }
     // Tell keep-alive clients not to reuse a connection that is about to close.
     if (draining) reply.header('connection', 'close');

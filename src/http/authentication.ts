@@ -225,3 +225,14 @@ export function prepareRefusal(request: FastifyRequest, reply: FastifyReply, ref
     headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   if (announcesBody) reply.header('connection', 'close');
 }
+
+const AUTH_REALM = 'animal-store';
+
+/**
+ * The challenge every 401 carries, on both surfaces (RFC 9110 §11.6.1: a 401 MUST send
+ * WWW-Authenticate; RFC 6750 §3: the Bearer scheme's parameters), from the caller decided above:
+ * `error="invalid_token"` when a key was sent and refused; none when no key was sent (RFC 6750 §3.1).
+ */
+export function bearerChallenge(caller: Caller | null): string {
+  return caller?.refusal?.reason === 'invalid_key' ? `Bearer realm="${AUTH_REALM}", error="invalid_token"` : `Bearer realm="${AUTH_REALM}"`;
+}
