@@ -12,7 +12,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
-import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
+import { contextFactory, type Context, type CreateContext } from './api/context.js';
 import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
@@ -30,7 +30,7 @@ import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
-import { setRateLimitHeaders } from './http/rate-limit-headers.js';
+import { answerWriter } from './http/call-pipeline.js';
 import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { logFailure } from './http/failure-log.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
@@ -99,19 +99,6 @@ function connectionsCheckingInterval(config: AppConfig): number {
 const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
 /**
- * What a procedure reports beyond the answer's body, the same on both surfaces: a refusal recorded
- * on the request (the metrics and the log read it) with its Retry-After, and headers.
- */
-const ANSWER_HEADERS: AnswerWriter<FastifyReply> = {
-  refused: (reply, refusal) => {
-    reply.request.refusal = refusal;
-    if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  },
-  rateLimit: setRateLimitHeaders,
-  replayed: (reply) => void reply.header('idempotent-replayed', 'true'),
-};
-
-/**
  * What a procedure receives, per request, on either surface (src/api/context.ts). Exported so that
  * test/trpc-wire.test.ts can give tRPC's stock Fastify adapter exactly the same context.
  */
@@ -122,7 +109,7 @@ export function createContextFactory(
 ): CreateContext<FastifyReply> {
   const pets = createPetRepository(database.sql);
   const idempotency = createIdempotencyStore(database.sql, config.idempotencyTtlMs);
-  return contextFactory({ pets, idempotency, keyRateLimiter, storage }, ANSWER_HEADERS);
+  return contextFactory({ pets, idempotency, keyRateLimiter, storage }, answerWriter);
 }
 
 export async function buildApp({ config, database, logger }: AppDependencies) {

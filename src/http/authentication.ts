@@ -1,5 +1,4 @@
-// Decides who is calling, once per request, so that both surfaces see the same answer;
-// `prepareRefusal` below readies the surfaces' early answer to a request without an identity.
+// Decides who is calling, once per request, so that both surfaces see the same answer.
 //
 // It also limits wrong keys per client address (src/limits/client-address.ts): the attempt is
 // counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
@@ -15,17 +14,9 @@
 // What it decides is put on the request once, as its `caller` (src/api/refusals.ts): the identity, or
 // the refusal (401, 429 while the address is locked out, or 503 when the database could not check a
 // stored key, which is not a wrong key); the surfaces and the procedures' middleware answer with it.
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import {
-  databaseFaultRefusal,
-  keyRefusal,
-  knownCaller,
-  lockedOutRefusal,
-  refusedCaller,
-  type Caller,
-  type Refusal,
-} from '../api/refusals.js';
+import { databaseFaultRefusal, keyRefusal, knownCaller, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
@@ -39,10 +30,6 @@ declare module 'fastify' {
      * route; null only on a request Fastify refused before its hooks (frameworkErrors).
      */
     caller: Caller | null;
-    /** The refusal this request was answered with, recorded where it was decided (metrics and log read it). */
-    refusal: Refusal | null;
-    /** The per-key limit's decision for this request, taken once (src/api/trpc.ts; a batch's in src/http/trpc-plugin.ts). */
-    budget: LimitDecision | null;
   }
 }
 
@@ -210,21 +197,6 @@ function settle(
 
 /** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route. */
 export const authentication = fp(plugin, { name: 'authentication' });
-
-/**
- * Readies the answer to a request refused before its body is read (src/api/refusals.ts): the
- * refusal recorded on the request (for the metrics and the log), its Retry-After, and Node asked to close the connection once the answer is sent, so that the rest of
- * the body is never read (a client trickling a large body would otherwise hold the connection
- * while Node drains it to reach the next request). The surface then sends its own body.
- */
-export function prepareRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
-  request.refusal = refusal;
-  if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  const { headers } = request;
-  const announcesBody =
-    headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  if (announcesBody) reply.header('connection', 'close');
-}
 
 const AUTH_REALM = 'animal-store';
 

@@ -16,7 +16,7 @@ import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { prepareRefusal } from './authentication.js';
+import { refuseEarly } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
@@ -182,7 +182,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         // Before the body is read: a caller without a key learns nothing about the input rules.
         const refusal = request.caller?.refusal;
         if (refusal) {
-          prepareRefusal(request, reply, refusal);
+          refuseEarly(request, reply, refusal);
           sendEnvelope(reply, answerForRefusal(refusal));
           return;
         }

@@ -29,11 +29,10 @@ import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { prepareRefusal } from './authentication.js';
+import { recordBudget, refuseEarly } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 import { logFailure } from './failure-log.js';
-import { setRateLimitHeaders } from './rate-limit-headers.js';
 
 export const TRPC_PREFIX = '/trpc';
 
@@ -315,7 +314,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     if (refusal) {
       if (kind.kind === 'none') return done();
       if (kind.kind === 'batch') return refuseWhole(request, reply, refusal);
-      prepareRefusal(request, reply, refusal);
+      refuseEarly(request, reply, refusal);
       const call = errors.refusedCall(refusal, { type: kind.procedure!.type, path, input: undefined, ctx: undefined });
       return void sendTrpcJson(
         reply,
@@ -330,7 +329,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
   function refuseWhole(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
-    prepareRefusal(request, reply, refusal);
+    refuseEarly(request, reply, refusal);
     sendTrpcJson(reply, answerForRefusal(refusal).status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
   }
 
@@ -349,7 +348,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     if (keyRateLimiter === null || !plain) return done();
     const limiter = keyRateLimiter;
     const whenDecided = (decision: LimitDecision) => {
-      setRateLimitHeaders(reply, decision, limiter.windowMs);
+      recordBudget(reply, decision, limiter.windowMs);
       if (decision.allowed) return done();
       refuseWhole(request, reply, keyRateLimitRefusal(decision));
     };
