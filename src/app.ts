@@ -30,10 +30,10 @@ import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
-import { answerWriter } from './http/call-pipeline.js';
+import { answerWriter, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
 import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { logFailure } from './http/failure-log.js';
-import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
+import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits, describeRedisFault } from './limits/request-limiters.js';
@@ -132,7 +132,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
     // counted at the same moment.
-    logController: requestLogController(metrics && requestRecorder(metrics, { rest: REST_BASE_PATH, trpc: TRPC_PREFIX })),
+    logController: requestLogController(metrics && requestRecorder(metrics)),
     // Each request's logger carries its W3C trace context beside the request id.
     childLoggerFactory: requestChildLogger,
     bodyLimit: config.bodyLimitBytes,
@@ -163,13 +163,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
       const answer = answerForFastifyError(error);
-      if (isTrpcTarget(request.url)) trpcErrors.send(reply, answer);
+      if (request.call.surface === 'trpc') trpcErrors.send(reply, answer);
       else sendEnvelope(reply, answer);
     },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
       const answer = answerForClientError(error);
-      socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
+      socket.end(surfaceOf(answer.target) === 'trpc' ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
     },
   });
 
@@ -188,7 +188,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const answer = answerForConnect(request.url ?? '');
     socket.on('error', () => {});
-    socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
+    socket.end(surfaceOf(answer.target) === 'trpc' ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
 
   const limits = await createRequestLimits(config, redisHealth ?? undefined);
@@ -230,8 +230,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     });
   }
 
-  // Every request has the field from the start (one object shape for V8), set by the surfaces.
-  app.decorateRequest('routePattern', undefined);
+  // Every request has the field from the start (one object shape for V8); its value is made when the
+  // request arrives (src/http/call-pipeline.ts, CallDecision).
+  app.decorateRequest<CallDecision | null>('call', null);
 
   // The stop's drain (docs/operations.md, "Stopping behind a load balancer"): from the signal
   // (src/main.ts calls beginDraining) to the exit, /readyz answers 503 so that balancers stop
@@ -255,7 +256,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // Every 401, on either surface, carries the Bearer challenge. tRPC's handler hands Fastify a
     // Response, whose status Fastify copies to the reply only after this hook.
     if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
-      reply.header('www-authenticate', bearerChallenge(request.caller));
+      reply.header('www-authenticate', bearerChallenge(request.call.caller));
     }
     // Tell keep-alive clients not to reuse a connection that is about to close.
     if (draining) reply.header('connection', 'close');

@@ -19,6 +19,7 @@ import { parseConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { authentication } from '../src/http/authentication.js';
 import { MAX_PARAM_LENGTH } from '../src/http/request-head-limits.js';
+import { requestLogController } from '../src/http/request-logging.js';
 import { trpcHandlerOptions } from '../src/http/trpc-plugin.js';
 import { createRequestLimits } from '../src/limits/request-limiters.js';
 import { StorageHealth } from '../src/db/storage-health.js';
@@ -31,6 +32,8 @@ async function startReference() {
   const database: Database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url }));
   const app = Fastify({
     loggerInstance: pino({ level: 'silent' }),
+    // The service's log controller: it gives each request its decisions (`request.call`) on arrival.
+    logController: requestLogController(),
     bodyLimit: TEST_CONFIG.bodyLimitBytes,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });

@@ -21,11 +21,14 @@ interface ContextServices {
 
 /** What the factory reads of a request: authentication's findings and the headers (a Fastify request is one). */
 interface ContextRequest {
-  /** Who is calling (src/http/authentication.ts decides). */
-  caller: Caller | null;
+  /** What was decided about the request before its procedure runs (src/http/call-pipeline.ts). */
+  call: {
+    /** Who is calling (src/http/authentication.ts decides). */
+    readonly caller: Caller | null;
+    /** The per-key limit's decision when the surface has already taken it for the whole request (a tRPC batch). */
+    readonly budget: LimitDecision | null;
+  };
   headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The per-key limit's decision when the surface has already taken it for the whole request (a tRPC batch). */
-  budget: LimitDecision | null;
 }
 
 /** A list's next page, as the input values that reach it. */
@@ -61,9 +64,9 @@ const NO_KEY = refusedCaller(keyRefusal(false));
 export function contextFactory<TAnswer>({ pets, idempotency, keyRateLimiter, storage }: ContextServices, writer: AnswerWriter<TAnswer>) {
   return (request: ContextRequest, answer: TAnswer, nextPage: NextPageWriter<TAnswer> | null = null) => ({
     /** Who is calling: the verified key, or why there is none (protectedProcedure narrows it to `identity`). */
-    caller: request.caller ?? NO_KEY,
+    caller: request.call.caller ?? NO_KEY,
     /** The per-key limit's decision when already taken for the whole request; null: the middleware takes it. */
-    budget: request.budget,
+    budget: request.call.budget,
     /** The request's Idempotency-Key header, parsed (only createPet uses it). */
     idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
     keyRateLimiter,

@@ -11,7 +11,7 @@ import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 export const REFUSAL_CODES = ['BAD_REQUEST', 'NOT_FOUND', 'UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const;
 
 /**
- * Why a request was refused, recorded on it where the refusal is decided (`request.refusal`): the
+ * Why a request was refused, recorded on it where the refusal is decided (`request.call.refusal`): the
  * metrics and the request log read it there, never from the status code.
  */
 type RefusalReason =

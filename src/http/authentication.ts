@@ -11,7 +11,7 @@
 // the address is not locked out, so that a genuine client's many concurrent requests do not use
 // it up while their lookups are in flight.
 //
-// What it decides is put on the request once, as its `caller` (src/api/refusals.ts): the identity, or
+// What it decides is put on the request once, as its `call.caller` (src/api/refusals.ts): the identity, or
 // the refusal (401, 429 while the address is locked out, or 503 when the database could not check a
 // stored key, which is not a wrong key); the surfaces and the procedures' middleware answer with it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -22,16 +22,6 @@ import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /**
-     * Who is calling (src/api/refusals.ts), decided by this plugin's hook, which runs first on every
-     * route; null only on a request Fastify refused before its hooks (frameworkErrors).
-     */
-    caller: Caller | null;
-  }
-}
 
 interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
@@ -122,17 +112,13 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
   }
 
-  app.decorateRequest('caller', null);
-  app.decorateRequest('refusal', null);
-  app.decorateRequest('budget', null);
-
   // A callback-style hook: the common request (an API_KEYS key seen valid, limits in memory) is
   // decided without a promise; anything that must wait (a stored key's lookup) goes through `check`.
   // The address's standing is peeked once per request and handed on.
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {
-      request.caller = NO_KEY; // nothing to check, nothing guessed
+      request.call.caller = NO_KEY; // nothing to check, nothing guessed
       return done();
     }
     const address = clientLimitKey(clientAddress(request));
@@ -143,14 +129,14 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       const standing = pending ? NOT_ASKED : failureLimiter.peek(address);
       if (!pending && !(standing instanceof Promise)) {
         if (lockedOut(standing, address, digest)) {
-          request.caller = refusedCaller(lockedOutRefusal(standing.resetSeconds));
+          request.call.caller = refusedCaller(lockedOutRefusal(standing.resetSeconds));
           return done();
         }
         // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
         const identity = verifier.matchEnvKey(digest);
         if (identity) {
           provenFrom.add(inFlightKey);
-          request.caller = knownCaller(identity);
+          request.call.caller = knownCaller(identity);
           return done();
         }
       }
@@ -180,15 +166,15 @@ function settle(
 ): void {
   outcome.then(
     ({ identity, retryAfterSeconds }) => {
-      if (identity !== null) request.caller = knownCaller(identity);
-      else request.caller = refusedCaller(retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true));
+      if (identity !== null) request.call.caller = knownCaller(identity);
+      else request.call.caller = refusedCaller(retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true));
       done();
     },
     (error: unknown) => {
       // A database fault while checking a key marks the request (503); anything else is a bug and propagates.
       const fault = databaseFault(error);
       if (fault === null) return done(error as Error);
-      request.caller = refusedCaller(databaseFaultRefusal(fault));
+      request.call.caller = refusedCaller(databaseFaultRefusal(fault));
       databaseHealth?.failed(error, request.log, 'the database could not check an API key');
       done();
     },

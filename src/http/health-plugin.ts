@@ -13,6 +13,8 @@ import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
+import { databaseFaultRefusal } from '../api/refusals.js';
+import { recordRefusal } from './call-pipeline.js';
 import { sendError } from './error-senders.js';
 
 /** How long a probe of the database may take before it counts as down. */
@@ -91,12 +93,13 @@ export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app,
         : request.log.debug({ err: error }, 'readiness probe: the database did not answer'),
     );
     const state = ownStorage ? await current : await within(current, SHARED_PROBE_WAIT_MS).catch(() => lastSeen);
+    // Recorded as the database refusals of calls are (Retry-After; the metrics count it by its reason).
     if (ownStorage && state === 'down') {
-      reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
+      recordRefusal(reply, databaseFaultRefusal('unavailable'));
       return sendError(reply, 503, 'The database is not answering; try again later.');
     }
     if (ownStorage && state === 'full') {
-      reply.header('retry-after', String(RETRY_AFTER_SECONDS.storage));
+      recordRefusal(reply, databaseFaultRefusal('storage'));
       return sendError(reply, 503, 'Writes are failing: the database has no space left (reads are still served).');
     }
     return { status: 'ok', database: state };

@@ -16,28 +16,18 @@ import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } fro
 import { looksLikeApiKey, redactCredentialParameters } from '../domain/api-key-shape.js';
 import { clientAddress } from '../limits/client-address.js';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
+import { newCall, routeOf } from './call-pipeline.js';
 import type { RequestRecorder } from './request-metrics.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /**
-     * What the request was for, as a pattern: `/v1/pets/{petId}`, `/trpc/pets.list`. Set by the
-     * surface that understood it; otherwise the Fastify route (`/healthz`), or null when none matched.
-     */
-    routePattern?: string;
-  }
-}
-
-function routeOf(request: FastifyRequest): string | null {
-  return request.routePattern ?? request.routeOptions.url ?? null;
-}
 
 class OneLinePerRequest extends LogController {
   constructor(private readonly recordRequest: RequestRecorder | null) {
     super();
   }
 
-  override incomingRequest(): void {}
+  /** Fastify reports every request here first, before routing and hooks: its decisions are born with it. */
+  override incomingRequest(request: FastifyRequest): void {
+    request.call = newCall(request.url);
+  }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
     const elapsedMs = reply.elapsedTime; // read once: each read is a clock call
@@ -54,10 +44,10 @@ class OneLinePerRequest extends LogController {
       responseTimeMs: Math.round(elapsedMs * 100) / 100,
       // Who: the client's address (TRUST_PROXY applied) and the key's id, never the key itself.
       client: clientAddress(request),
-      keyId: request.caller?.identity?.keyId ?? null,
+      keyId: request.call.caller?.identity?.keyId ?? null,
     };
     // Why it was refused, as recorded where that was decided (src/api/refusals.ts): `missing_key`, `per_key`…
-    if (request.refusal !== null) fields.refused = request.refusal.reason;
+    if (request.call.refusal !== null) fields.refused = request.call.refusal.reason;
     const log = request.log;
     if (log instanceof RequestLogger) log.completed(fields, 'request completed');
     else log.info(fields, 'request completed');

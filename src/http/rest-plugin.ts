@@ -16,7 +16,7 @@ import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { refuseEarly } from './call-pipeline.js';
+import { callerRefusal, refuseEarly } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
@@ -177,10 +177,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
           sendNoSuchResource(request, reply);
           return;
         }
-        request.routePattern = pattern;
+        request.call.route = pattern;
         if (deprecation) reply.headers(deprecation);
         // Before the body is read: a caller without a key learns nothing about the input rules.
-        const refusal = request.caller?.refusal;
+        const refusal = callerRefusal(request.call);
         if (refusal) {
           refuseEarly(request, reply, refusal);
           sendEnvelope(reply, answerForRefusal(refusal));

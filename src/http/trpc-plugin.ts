@@ -29,12 +29,10 @@ import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { recordBudget, refuseEarly } from './call-pipeline.js';
+import { callerRefusal, recordBudget, refuseEarly } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 import { logFailure } from './failure-log.js';
-
-export const TRPC_PREFIX = '/trpc';
 
 /** The methods tRPC serves (a 405's Allow for those it cannot be handed). */
 const TRPC_METHODS = 'GET, POST';
@@ -125,11 +123,6 @@ function applyIntegerRule(request: FastifyRequest): void {
   request.raw.url = `${url.slice(0, queryStart)}?${query.toString()}`;
 }
 
-/** Whether a request target (path and query) is under /trpc. */
-export function isTrpcTarget(target: string): boolean {
-  return target.startsWith(TRPC_PREFIX) && ['/', '?', undefined].includes(target[TRPC_PREFIX.length]);
-}
-
 /**
  * The options of tRPC's Fastify handler for this service: the context, the deprecation headers of
  * deprecated procedures (the same as on REST), and which errors are logged. Exported so that
@@ -197,15 +190,14 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   const callKind = (procedure: ProcedureInfo, batched: boolean, direct: boolean) =>
     callKinds.get(procedure.path)![batched ? 1 : 0][direct ? 1 : 0];
 
-  function classify(request: FastifyRequest, path: string): TrpcRequestKind {
+  function classify(request: FastifyRequest, path: string, names: readonly string[]): TrpcRequestKind {
     if (request.method === 'HEAD') return NO_CALL;
     const query = request.query as Record<string, unknown>;
     const batch = query.batch;
     const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
     const streamed = isStreamed(request);
     const type = mediaType(request.headers['content-type']);
-    if (batched && (streamed || path.includes(','))) {
-      const names = path.split(',');
+    if (batched && (streamed || names.length > 1)) {
       const runs = request.method === 'GET' ? 'query' : request.method === 'POST' && type === 'application/json' ? 'mutation' : null;
       const plain = runs !== null && names.every((name) => trpc.procedures.get(name)?.type === runs);
       return { kind: 'batch', batched, procedure: undefined, direct: false, plain };
@@ -301,16 +293,21 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   // decided why), and a batch that cannot be served or is past its key's budget. Answered here,
   // done() is not called: neither the body nor the handler is reached. A callback-style hook: a call
   // with a key passes on without a promise of its own.
-  const singlePatterns = new Map([...trpc.procedures.keys()].map((path) => [path, `${app.prefix}/${path}`]));
+  /** Per procedure, its pattern and the one name a call of it names, made once. */
+  const singles = new Map([...trpc.procedures.keys()].map((path) => [path, { route: `${app.prefix}/${path}`, names: [path] }]));
   app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
     if (path === undefined) return done();
-    const pattern = singlePatterns.get(path);
-    if (pattern !== undefined) request.routePattern = pattern;
-    else if (path.split(',').every((name) => trpc.procedures.has(name))) request.routePattern = `${app.prefix}/${path}`;
-    const kind = classify(request, path);
+    // The names the path gives, split once; recorded (with the pattern) only when each is a real procedure.
+    const single = singles.get(path);
+    const names = single?.names ?? path.split(',');
+    if (single !== undefined || names.every((name) => trpc.procedures.has(name))) {
+      request.call.route = single?.route ?? `${app.prefix}/${path}`;
+      request.call.procedures = names;
+    }
+    const kind = classify(request, path, names);
     request.trpcKind = kind;
-    const refusal = request.caller?.refusal;
+    const refusal = callerRefusal(request.call);
     if (refusal) {
       if (kind.kind === 'none') return done();
       if (kind.kind === 'batch') return refuseWhole(request, reply, refusal);
@@ -323,8 +320,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
         trpc.serializeResponse(kind.batched ? [call] : call),
       );
     }
-    if (kind.kind !== 'batch' || !path.includes(',')) return done();
-    checkBatch(request, reply, path, kind.plain, done);
+    if (kind.kind !== 'batch' || names.length === 1) return done();
+    checkBatch(request, reply, names, kind.plain, done);
   });
 
   /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
@@ -337,22 +334,28 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
    * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, or naming a
    * procedure that does not exist, it is refused with one error, so that its cost does not grow with
    * the calls it names. A plain batch's calls are counted against the key's budget together, once
-   * (`request.budget`, which every call's middleware then reads); past it, the batch is refused as a
+   * (`request.call.budget`, which every call's middleware then reads); past it, the batch is refused as a
    * whole. (Any other batch's calls are counted where they run, as tRPC runs them.)
    */
-  function checkBatch(request: FastifyRequest, reply: FastifyReply, path: string, plain: boolean, done: (error?: Error) => void): void {
-    const names = path.split(',');
+  function checkBatch(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    names: readonly string[],
+    plain: boolean,
+    done: (error?: Error) => void,
+  ): void {
     if (names.length > maxBatchCalls) return refuseWhole(request, reply, batchTooLargeRefusal(maxBatchCalls));
     const unknown = names.find((name) => !trpc.procedures.has(name));
     if (unknown !== undefined) return refuseWhole(request, reply, unknownProcedureRefusal(unknown));
-    if (keyRateLimiter === null || !plain) return done();
+    const keyId = request.call.caller?.identity?.keyId;
+    if (keyRateLimiter === null || !plain || keyId === undefined) return done();
     const limiter = keyRateLimiter;
     const whenDecided = (decision: LimitDecision) => {
       recordBudget(reply, decision, limiter.windowMs);
       if (decision.allowed) return done();
       refuseWhole(request, reply, keyRateLimitRefusal(decision));
     };
-    const taken = limiter.take(request.caller!.identity!.keyId, names.length);
+    const taken = limiter.take(keyId, names.length);
     if (taken instanceof Promise) taken.then(whenDecided, done);
     else whenDecided(taken);
   }

@@ -70,7 +70,7 @@ function callerWith({ identity = KEY, refusal, headers = {}, limiter = null, bud
   );
   const answer: Answer = { refusals: [], decisions: [], replayed: false, nextPage: undefined };
   const caller = identity === null ? refusedCaller(refusal ?? keyRefusal(false)) : knownCaller(identity);
-  const request = { caller, headers, budget };
+  const request = { call: { caller, budget }, headers };
   const ctx = makeContext(request, answer, (into, input) => void (into.nextPage = input));
   return { caller: createCaller(ctx), answer };
 }

@@ -9,6 +9,7 @@ import { createApiKeyVerifier } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { authentication } from '../../src/http/authentication.js';
+import { requestLogController } from '../../src/http/request-logging.js';
 import { FixedWindowLimiter } from '../../src/limits/fixed-window-limiter.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
@@ -30,7 +31,8 @@ let testDatabase: TestDatabase;
 let database: Database;
 let store: ApiKeyStore;
 let app: ReturnType<typeof plainApp>;
-const plainApp = () => Fastify({ loggerInstance: pino({ level: 'silent' }) });
+// The service's log controller: it gives each request its decisions (`request.call`) on arrival.
+const plainApp = () => Fastify({ loggerInstance: pino({ level: 'silent' }), logController: requestLogController() });
 let lookups = 0;
 const limiter = new CountingLimiter(20);
 
@@ -47,7 +49,10 @@ beforeAll(async () => {
   };
   app = plainApp();
   await app.register(authentication, { verifier: createApiKeyVerifier({ envKeys: [], store: counted }), failureLimiter: limiter });
-  app.get('/who', (request) => ({ keyId: request.caller?.identity?.keyId ?? null, refused: request.caller?.refusal?.reason ?? null }));
+  app.get('/who', (request) => ({
+    keyId: request.call.caller?.identity?.keyId ?? null,
+    refused: request.call.caller?.refusal?.reason ?? null,
+  }));
   await app.ready();
 });
 afterAll(async () => {
