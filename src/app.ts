@@ -13,7 +13,7 @@ import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
 import { contextFactory, type Context, type CreateContext } from './api/context.js';
-import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
+import { answerForClientError, answerForConnect } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
@@ -30,9 +30,8 @@ import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
-import { answerWriter, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
-import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
-import { logFailure } from './http/failure-log.js';
+import { answerWriter, callPipeline, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
+import { rawHttpErrorResponse, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
@@ -128,6 +127,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorSenders(appRouter);
+  // What both surfaces share: the run of a call and the answer to Fastify's errors, each failure logged once.
+  const pipeline = callPipeline(appRouter, databaseHealth);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -162,9 +163,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
-      const answer = answerForFastifyError(error);
-      if (request.call.surface === 'trpc') trpcErrors.send(reply, answer);
-      else sendEnvelope(reply, answer);
+      pipeline.fastifyError(error, request, reply);
     },
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
@@ -263,11 +262,8 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const answer = answerForFastifyError(error);
-    logFailure(request.log, answer.status, error, databaseHealth);
-    return sendEnvelope(reply, answer);
-  });
+  // Errors Fastify raises on any route (bad JSON, 413, 415), in the request's surface's shape.
+  app.setErrorHandler<FastifyError>(pipeline.fastifyError);
   // Outside /v1 and /trpc (each answers its own): a path served with other methods is 405 with Allow.
   app.setNotFoundHandler((request, reply) => sendUnknownRoute(request, reply, servedMethods(app, request.url.split('?')[0]!)));
   // `/` names no resource, but whoever opens it is looking for the API: where its reference and
@@ -290,9 +286,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     createContext,
     keyRateLimiter: limits.perKey,
     maxBatchCalls: config.trpcMaxBatchCalls,
-    databaseHealth,
+    pipeline,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, databaseHealth });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, pipeline });
   return app;
 }
 

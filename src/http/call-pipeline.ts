@@ -4,11 +4,19 @@
 // (authentication.ts); what was asked (the surfaces: the route pattern, the procedures named); the
 // per-key decision and a refusal (here: the only writers of RateLimit and Retry-After). The log and
 // the metrics read it once the request is answered; nothing re-derives a decision from the status.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AnswerWriter } from '../api/context.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import type { AnswerWriter, Context } from '../api/context.js';
+import { answerForFastifyError } from '../api/errors.js';
 import { keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
+import type { AppRouter } from '../api/root-router.js';
+import { trpcInternals } from '../api/trpc-internals.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
+import type { DatabaseHealth } from '../observability/dependencies.js';
 import type { Surface } from '../observability/metrics.js';
+import { sendEnvelope, trpcErrorSenders } from './error-senders.js';
+import { logFailure } from './failure-log.js';
 import { REST_BASE_PATH } from './openapi-document.js';
 
 /** Where the typed tRPC surface is served. */
@@ -110,3 +118,47 @@ export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusa
     headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   if (announcesBody) reply.header('connection', 'close');
 }
+
+/** One procedure call, as a surface's codec decoded it. */
+interface DecodedCall {
+  path: string;
+  type: 'query' | 'mutation';
+  ctx: Context;
+  /** The call's raw input, read when the middleware that runs before input asks for it. */
+  getRawInput: () => Promise<unknown>;
+}
+
+/**
+ * The stages both surfaces share, made once per app (src/app.ts) and handed to each surface's
+ * codec: `run` (the procedure through its middleware chain, tRPC's caller path; a failure logged
+ * once, here), `callFailed` (the same log for calls tRPC's own handler runs), and `fastifyError`
+ * (an error Fastify raised, answered in the shape of the request's surface and logged once).
+ */
+export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth | undefined) {
+  const trpc = trpcInternals<Context>(router);
+  const trpcErrors = trpcErrorSenders(router);
+
+  function callFailed(request: FastifyRequest, error: TRPCError): void {
+    logFailure(request.log, getHTTPStatusCodeFromError(error), error, databaseHealth);
+  }
+
+  return {
+    /** Runs a decoded call: resolves with its data, or rejects with its TRPCError, already logged. */
+    run(request: FastifyRequest, call: DecodedCall): Promise<unknown> {
+      return trpc.call(call).catch((cause: unknown) => {
+        const error = trpc.toTRPCError(cause);
+        callFailed(request, error);
+        throw error;
+      });
+    },
+    callFailed,
+    /** Fastify's error handler (and `frameworkErrors`'): the answer in the request's surface's shape. */
+    fastifyError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+      const answer = answerForFastifyError(error);
+      logFailure(request.log, answer.status, error, databaseHealth);
+      return request.call.surface === 'trpc' ? trpcErrors.send(reply, answer) : sendEnvelope(reply, answer);
+    },
+  };
+}
+
+export type CallPipeline = ReturnType<typeof callPipeline>;

@@ -11,16 +11,13 @@
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
-import type { Context, CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
+import type { CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
-import { trpcInternals } from '../api/trpc-internals.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
-import type { DatabaseHealth } from '../observability/dependencies.js';
-import { callerRefusal, refuseEarly } from './call-pipeline.js';
+import { callerRefusal, refuseEarly, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
-import { logFailure } from './failure-log.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
 import {
   allowedMethods,
@@ -36,8 +33,8 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
-  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
-  databaseHealth?: DatabaseHealth;
+  /** The stages both surfaces share (src/http/call-pipeline.ts). */
+  pipeline: CallPipeline;
 }
 
 /** The path relative to /v1, without the query, as sent (before `decodeUnreserved`). */
@@ -117,16 +114,9 @@ function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   }
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, databaseHealth }) => {
-  const trpc = trpcInternals<Context>(router);
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, pipeline }) => {
   const routes = buildRestRoutes(router);
 
-  /** A procedure's error in the envelope (src/api/errors.ts), logged when it is a 5xx (failure-log.ts). */
-  function sendProcedureError(request: FastifyRequest, reply: FastifyReply, error: TRPCError): FastifyReply {
-    const answer = answerForTRPCError(error);
-    logFailure(request.log, answer.status, error, databaseHealth);
-    return sendEnvelope(reply, answer);
-  }
   // Built at the first request for it (see openapi-document.ts), then kept: it never changes. A
   // build that failed is not kept: the next request tries again.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
@@ -205,8 +195,8 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
         const { input, problem } = rawInput(route, request);
-        trpc
-          .call({
+        pipeline
+          .run(request, {
             path: route.procedure,
             type,
             ctx: createContext(request, reply, nextPage),
@@ -217,7 +207,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
           })
           .then(
             (data) => sendOrFail(reply, () => reply.code(route.successStatus).send(data)),
-            (cause: unknown) => sendOrFail(reply, () => sendProcedureError(request, reply, trpc.toTRPCError(cause))),
+            (error: TRPCError) => sendOrFail(reply, () => sendEnvelope(reply, answerForTRPCError(error))),
           );
       };
       // The path as documented, and with a trailing slash, which the contract's clients may send.

@@ -17,22 +17,19 @@
 // procedures, wrong methods, HEAD) goes to tRPC's Fastify handler unchanged. Why: tRPC's handler
 // builds a Fetch `Request` and `Response` per call, most of a small call's time (docs/benchmarks.md).
 // test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
-import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext } from '../api/context.js';
-import { answerForFastifyError, answerForRefusal, trpcErrorShapes } from '../api/errors.js';
+import { answerForRefusal, trpcErrorShapes } from '../api/errors.js';
 import { batchTooLargeRefusal, keyRateLimitRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
-import type { DatabaseHealth } from '../observability/dependencies.js';
-import { callerRefusal, recordBudget, refuseEarly } from './call-pipeline.js';
+import { callerRefusal, recordBudget, refuseEarly, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
-import { logFailure } from './failure-log.js';
 
 /** The methods tRPC serves (a 405's Allow for those it cannot be handed). */
 const TRPC_METHODS = 'GET, POST';
@@ -44,8 +41,8 @@ export interface TrpcPluginOptions {
   keyRateLimiter: Limiter | null;
   /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
   maxBatchCalls: number;
-  /** Told of calls refused for a database fault (src/observability/dependencies.ts). */
-  databaseHealth?: DatabaseHealth;
+  /** The stages both surfaces share (src/http/call-pipeline.ts). */
+  pipeline: CallPipeline;
 }
 
 /**
@@ -131,14 +128,14 @@ function applyIntegerRule(request: FastifyRequest): void {
 export function trpcHandlerOptions(
   router: AppRouter,
   createContext: CreateContext<FastifyReply>,
-  databaseHealth?: DatabaseHealth,
+  callFailed?: CallPipeline['callFailed'],
 ): FastifyHandlerOptions<AppRouter, FastifyRequest, FastifyReply> {
   const procedures = trpcInternals(router).procedures;
   return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
     responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
-    onError: ({ error, req }) => logFailure(req.log, getHTTPStatusCodeFromError(error), error, databaseHealth),
+    onError: ({ error, req }) => callFailed?.(req, error),
   };
 }
 
@@ -153,13 +150,13 @@ function deprecationHeadersOf(
 
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   app,
-  { router, createContext, keyRateLimiter, maxBatchCalls, databaseHealth },
+  { router, createContext, keyRateLimiter, maxBatchCalls, pipeline },
 ) => {
   const trpc = trpcInternals<Context>(router);
   const errors = trpcErrorShapes<Context>(router);
   const send = trpcErrorSenders(router).send;
 
-  const trpcOptions = trpcHandlerOptions(router, createContext, databaseHealth);
+  const trpcOptions = trpcHandlerOptions(router, createContext, pipeline.callFailed);
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
@@ -245,17 +242,14 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       return input;
     };
 
-    let ctx: Context | undefined;
+    const ctx = createContext(request, reply);
     let response: TrpcResponseItem;
     let failed: TRPCError[] = [];
     try {
-      ctx = createContext(request, reply);
-      response = { result: { data: await trpc.call({ path, type, ctx, getRawInput }) } };
-    } catch (cause) {
-      const error = trpc.toTRPCError(cause);
-      trpcOptions.onError?.({ error, req: request, type, path, input, ctx });
-      failed = [error];
-      response = errors.callError(error, { type, path, input, ctx });
+      response = { result: { data: await pipeline.run(request, { path, type, ctx, getRawInput }) } };
+    } catch (error) {
+      failed = [error as TRPCError]; // run rejects with the TRPCError, logged
+      response = errors.callError(error as TRPCError, { type, path, input, ctx });
     }
     const status = trpc.statusOfResponses([response], failed);
     return sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [response] : response));
@@ -276,13 +270,9 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   app.decorateRequest('trpcKind', null);
 
-  // What Fastify refuses before tRPC runs (body limit, content type), and paths with no procedure
-  // segment (`/trpc`, `/trpc/a/b`): tRPC's shape, not the REST envelope.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const answer = answerForFastifyError(error);
-    logFailure(request.log, answer.status, error, databaseHealth);
-    return send(reply, answer);
-  });
+  // What Fastify refuses before tRPC runs (body limit, content type) is answered in tRPC's shape by
+  // the app's error handler (the request's surface is /trpc: src/http/call-pipeline.ts). Paths with
+  // no procedure segment (`/trpc`, `/trpc/a/b`):
   app.setNotFoundHandler((request, reply) =>
     send(reply, { status: 404, message: `No procedure found on path "${request.url.split('?')[0]}"` }),
   );
