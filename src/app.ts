@@ -28,9 +28,8 @@ import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
-import { escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
-import { answerWriter, callPipeline, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
+import { answerWriter, callPipeline, escapeUndecodablePath, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
 import { rawHttpErrorResponse, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
@@ -158,7 +157,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
     // A path with an undecodable percent-encoding routes like any other, its encoding kept as sent.
-    rewriteUrl: (request) => escapeUndecodablePath(request.url ?? '/'),
+    rewriteUrl: escapeUndecodablePath,
     // Errors Fastify raises before routing.
     // They skip the hooks, so the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {

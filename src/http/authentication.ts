@@ -16,7 +16,7 @@
 // stored key, which is not a wrong key); the surfaces and the procedures' middleware answer with it.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { databaseFaultRefusal, keyRefusal, knownCaller, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
+import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
@@ -136,7 +136,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
         const identity = verifier.matchEnvKey(digest);
         if (identity) {
           provenFrom.add(inFlightKey);
-          request.call.caller = knownCaller(identity);
+          request.call.caller = { identity, refusal: null };
           return done();
         }
       }
@@ -166,7 +166,7 @@ function settle(
 ): void {
   outcome.then(
     ({ identity, retryAfterSeconds }) => {
-      if (identity !== null) request.call.caller = knownCaller(identity);
+      if (identity !== null) request.call.caller = { identity, refusal: null };
       else request.call.caller = refusedCaller(retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true));
       done();
     },

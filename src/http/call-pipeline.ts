@@ -59,6 +59,30 @@ export function surfaceOf(target: string): Surface {
   return 'other';
 }
 
+/** Whether a percent-encoded text decodes (decodeURIComponent): the one test of an encoding's validity. */
+export function decodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Fastify's `rewriteUrl`: a path with an encoding nothing can decode (`%ZZ`, bytes that are not
+ * UTF-8) keeps it as sent, like every encoding that is not of an unreserved character (the REST
+ * paths' rule, rest-routes.ts `decodeUnreserved`). Fastify's router would refuse such a path with
+ * 400 before any hook runs, so before the key check; here every `%` of the path is escaped as `%25`,
+ * which routes like any other: no literal segment matches it (404) and no integer is made of it
+ * (400, after the key check).
+ */
+export function escapeUndecodablePath({ url = '/' }: { url?: string }): string {
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  return !path.includes('%') || decodable(path) ? url : path.replaceAll('%', '%25') + url.slice(path.length);
+}
+
 /** A new request's decisions: only its surface is known. */
 export function newCall(url: string): CallDecision {
   return { surface: surfaceOf(url), route: null, procedures: null, caller: null, budget: null, refusal: null };

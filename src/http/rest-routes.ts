@@ -124,25 +124,6 @@ export function decodeUnreserved(path: string): string {
   });
 }
 
-/**
- * The same rule for encodings nothing can decode (`%ZZ`, bytes that are not UTF-8): they too stay
- * as sent. Fastify's router would refuse such a path with 400 before any hook runs, so before the
- * key check; Fastify's `rewriteUrl` (src/app.ts) gives it this URL instead, with every `%` of the
- * path escaped as `%25`, which routes like any other: no literal segment matches it (404) and no
- * integer is made of it (400, after the key check).
- */
-export function escapeUndecodablePath(url: string): string {
-  const queryStart = url.indexOf('?');
-  const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  if (!path.includes('%')) return url;
-  try {
-    decodeURIComponent(path);
-    return url;
-  } catch {
-    return path.replaceAll('%', '%25') + url.slice(path.length);
-  }
-}
-
 /** A path with an empty segment (`/pets//`, `//pets`) names no resource. */
 export function hasEmptySegment(path: string): boolean {
   return path.includes('//');

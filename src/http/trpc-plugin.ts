@@ -27,7 +27,7 @@ import { batchTooLargeRefusal, keyRateLimitRefusal, unknownProcedureRefusal, typ
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, recordBudget, refuseEarly, type CallPipeline } from './call-pipeline.js';
+import { callerRefusal, decodable, recordBudget, refuseEarly, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 
@@ -89,14 +89,6 @@ function isStreamed(request: FastifyRequest): boolean {
   );
 }
 
-function decodable(text: string): boolean {
-  try {
-    decodeURIComponent(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 /**
  * tRPC's handler reads the JSON of a request itself (GET: the `input` query parameter of the URL;
  * else the body text): the integer rule (src/domain/json-text.ts) is applied to that text before
@@ -354,7 +346,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     const { path } = request.params;
     // tRPC decodes the path once more and refuses what it cannot decode, but as text/plain: the
     // same answer here, as JSON. (A URL that Fastify itself could not decode arrives with its `%`
-    // escaped: src/http/rest-routes.ts, escapeUndecodablePath.)
+    // escaped: src/http/call-pipeline.ts, escapeUndecodablePath.)
     if (path.includes('%') && !decodable(path)) return send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
     if (request.method === 'TRACE') {
