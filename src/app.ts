@@ -23,13 +23,20 @@ import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type 
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
-import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
-import { answerWriter, callPipeline, escapeUndecodablePath, surfaceOf, TRPC_PREFIX, type CallDecision } from './http/call-pipeline.js';
+import {
+  answerWriter,
+  callPipeline,
+  escapeUndecodablePath,
+  requestRecorder,
+  surfaceOf,
+  TRPC_PREFIX,
+  type CallDecision,
+} from './http/call-pipeline.js';
 import { rawHttpErrorResponse, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';

@@ -2,7 +2,7 @@
 // method, route pattern, URL, status, duration, the client's address, the API key's id, and why it
 // was refused when it was (the reason recorded on the request). Fastify's default is two lines (arrival and
 // completion) naming only the raw URL. Done as Fastify's LogController rather than hooks, so it
-// costs no extra promise per request; the same moment feeds the metrics (request-metrics.ts).
+// costs no extra promise per request; the same moment feeds the metrics (call-pipeline.ts, requestRecorder).
 // Headers are never logged, so neither is a key.
 //
 // A request's logger (`request.log`) is a pino child made only if something logs through it (an
@@ -16,8 +16,7 @@ import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } fro
 import { looksLikeApiKey, redactCredentialParameters } from '../domain/api-key-shape.js';
 import { clientAddress } from '../limits/client-address.js';
 import { addTraceLogFields, traceContextFor, type TraceContext } from '../observability/trace-context.js';
-import { newCall, routeOf } from './call-pipeline.js';
-import type { RequestRecorder } from './request-metrics.js';
+import { newCall, routeOf, type RequestRecorder } from './call-pipeline.js';
 
 class OneLinePerRequest extends LogController {
   constructor(private readonly recordRequest: RequestRecorder | null) {
