@@ -191,7 +191,7 @@ describe("the service's procedures, against tRPC's own path, on SQLite", () => {
       return {
         caller: identity === null ? refusedCaller(keyRefusal(false)) : knownCaller(identity),
         budget: null,
-        idempotencyKey: {},
+        idempotencyKeyHeader: undefined,
         keyRateLimiter: null,
         storage: new StorageHealth(),
         pets: createPetRepository(database.sql),

@@ -3,7 +3,6 @@
 // where to report what the answer says beyond its body. `Context` is the factory's return type.
 // It holds no Fastify request and no Prisma client: plain per-request facts and injected services.
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
-import { parseIdempotencyKey } from '../idempotency/idempotency-store.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { PetRepository } from '../pets/pet-repository.js';
@@ -67,8 +66,8 @@ export function contextFactory<TAnswer>({ pets, idempotency, keyRateLimiter, sto
     caller: request.call.caller ?? NO_KEY,
     /** The per-key limit's decision when already taken for the whole request; null: the middleware takes it. */
     budget: request.call.budget,
-    /** The request's Idempotency-Key header, parsed (only createPet uses it). */
-    idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+    /** The request's Idempotency-Key header as sent; createPet, its only reader, parses it (parseIdempotencyKey). */
+    idempotencyKeyHeader: request.headers['idempotency-key'],
     keyRateLimiter,
     storage,
     pets,

@@ -3,7 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { protectedProcedure, router } from './trpc.js';
-import { KEY_SYNTAX } from '../idempotency/idempotency-store.js';
+import { KEY_SYNTAX, parseIdempotencyKey } from '../idempotency/idempotency-store.js';
 import { createPetRepository } from '../pets/pet-repository.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from '../domain/pet-schemas.js';
 
@@ -81,7 +81,7 @@ export const petsRouter = router({
     .input(NewPet)
     .output(Pet)
     .mutation(async ({ ctx, input }) => {
-      const { key, error } = ctx.idempotencyKey;
+      const { key, error } = parseIdempotencyKey(ctx.idempotencyKeyHeader);
       if (error) throw new TRPCError({ code: 'BAD_REQUEST', message: error });
       if (!key) return ctx.pets.create(input);
       // A retry with the same Idempotency-Key replays the first answer and creates nothing.
