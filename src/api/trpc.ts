@@ -50,12 +50,13 @@ function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, 
 }
 
 /**
- * For procedures that need a valid API key (all of the contract's): the identity authentication
+ * For procedures that need a valid API key (all of the contract's): the caller authentication
  * decided for the request (refused with its reason, the same the surfaces answer before reading a
- * body), then the per-key rate limit, taken once per request (a tRPC batch's was taken for the
- * whole batch: `ctx.budget`), then the procedure with the failures mapped above. Both run before
- * input validation, so a caller without a key learns nothing about the input rules, and every call
- * counts, on either surface. The context reaches the procedure narrowed: `ctx.identity` is the caller.
+ * body), then the per-key limit: taken here, once per call, unless the surface took it at admission
+ * for the whole request (a plain tRPC batch: src/http/call-pipeline.ts, takeBudget; `ctx.budget`).
+ * Then the procedure with the failures mapped above. Both run before input validation, so a caller without a
+ * key learns nothing about the input rules, and every call counts. The context reaches the
+ * procedure narrowed: `ctx.identity` is the caller.
  */
 export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
   const { identity, refusal } = ctx.caller;

@@ -10,10 +10,10 @@ import type { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AnswerWriter, Context } from '../api/context.js';
 import { answerForFastifyError } from '../api/errors.js';
-import { keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
+import { keyRateLimitRefusal, keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
 import type { AppRouter } from '../api/root-router.js';
 import { trpcInternals } from '../api/trpc-internals.js';
-import type { LimitDecision } from '../limits/fixed-window-limiter.js';
+import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 import { sendEnvelope, trpcErrorSenders } from './error-senders.js';
@@ -142,6 +142,35 @@ export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusa
   const announcesBody =
     headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   if (announcesBody) reply.header('connection', 'close');
+}
+
+/**
+ * The per-key budget taken at admission, before the body is read, for `calls` calls together (a
+ * plain tRPC batch's): recorded with its RateLimit headers (the context carries the decision, so
+ * no call's middleware counts again); past it, refused early and `refuse` sends the answer. Every
+ * other call is counted by protectedProcedure (src/api/trpc.ts) as it runs, which is when tRPC's
+ * own handler would count it (test/trpc-wire.test.ts compares the RateLimit headers).
+ */
+export function takeBudget(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limiter: Limiter | null,
+  calls: number,
+  refuse: (refusal: Refusal) => void,
+  done: (error?: Error) => void,
+): void {
+  const keyId = request.call.caller?.identity?.keyId;
+  if (limiter === null || keyId === undefined || calls === 0) return done();
+  const decided = (decision: LimitDecision) => {
+    recordBudget(reply, decision, limiter.windowMs);
+    if (decision.allowed) return done();
+    const refusal = keyRateLimitRefusal(decision);
+    refuseEarly(request, reply, refusal);
+    refuse(refusal);
+  };
+  const taken = limiter.take(keyId, calls);
+  if (taken instanceof Promise) taken.then(decided, done);
+  else decided(taken);
 }
 
 /** One procedure call, as a surface's codec decoded it. */

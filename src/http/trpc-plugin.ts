@@ -23,11 +23,11 @@ import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/
 import type { AppRouter } from '../api/root-router.js';
 import type { Context, CreateContext } from '../api/context.js';
 import { answerForRefusal, trpcErrorShapes } from '../api/errors.js';
-import { batchTooLargeRefusal, keyRateLimitRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
+import { batchTooLargeRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
-import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, decodable, recordBudget, refuseEarly, type CallPipeline } from './call-pipeline.js';
+import type { Limiter } from '../limits/fixed-window-limiter.js';
+import { callerRefusal, decodable, refuseEarly, takeBudget, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeaders } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 
@@ -70,6 +70,8 @@ declare module 'fastify' {
 }
 
 const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
+/** A batch, as far as the shape of its refusal goes. */
+const BATCH: TrpcRequestKind = Object.freeze({ kind: 'batch', batched: true, procedure: undefined, direct: false, plain: false });
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
 const BOM = '\uFEFF';
@@ -292,32 +294,36 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     const refusal = callerRefusal(request.call);
     if (refusal) {
       if (kind.kind === 'none') return done();
-      if (kind.kind === 'batch') return refuseWhole(request, reply, refusal);
       refuseEarly(request, reply, refusal);
-      const call = errors.refusedCall(refusal, { type: kind.procedure!.type, path, input: undefined, ctx: undefined });
-      return void sendTrpcJson(
-        reply,
-        answerForRefusal(refusal).status,
-        directHeaders.get(path)!,
-        trpc.serializeResponse(kind.batched ? [call] : call),
-      );
+      return sendRefusal(reply, kind, path, refusal);
     }
     if (kind.kind !== 'batch' || names.length === 1) return done();
     checkBatch(request, reply, names, kind.plain, done);
   });
 
+  /**
+   * The answer to a request refused before its body is read: one call's error as tRPC's handler
+   * would give it, or, for a batch or a stream, one error for the whole request.
+   */
+  function sendRefusal(reply: FastifyReply, kind: TrpcRequestKind, path: string, refusal: Refusal): void {
+    const status = answerForRefusal(refusal).status;
+    if (kind.kind === 'batch') return void sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
+    const call = errors.refusedCall(refusal, { type: kind.procedure!.type, path, input: undefined, ctx: undefined });
+    sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(kind.batched ? [call] : call));
+  }
+
   /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
   function refuseWhole(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     refuseEarly(request, reply, refusal);
-    sendTrpcJson(reply, answerForRefusal(refusal).status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
+    sendRefusal(reply, BATCH, '', refusal);
   }
 
   /**
    * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, or naming a
    * procedure that does not exist, it is refused with one error, so that its cost does not grow with
    * the calls it names. A plain batch's calls are counted against the key's budget together, once
-   * (`request.call.budget`, which every call's middleware then reads); past it, the batch is refused as a
-   * whole. (Any other batch's calls are counted where they run, as tRPC runs them.)
+   * (takeBudget; every call's middleware then reads the decision); past it, the batch is refused as
+   * a whole. (Any other batch's calls are counted where they run, as tRPC runs them.)
    */
   function checkBatch(
     request: FastifyRequest,
@@ -329,17 +335,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     if (names.length > maxBatchCalls) return refuseWhole(request, reply, batchTooLargeRefusal(maxBatchCalls));
     const unknown = names.find((name) => !trpc.procedures.has(name));
     if (unknown !== undefined) return refuseWhole(request, reply, unknownProcedureRefusal(unknown));
-    const keyId = request.call.caller?.identity?.keyId;
-    if (keyRateLimiter === null || !plain || keyId === undefined) return done();
-    const limiter = keyRateLimiter;
-    const whenDecided = (decision: LimitDecision) => {
-      recordBudget(reply, decision, limiter.windowMs);
-      if (decision.allowed) return done();
-      refuseWhole(request, reply, keyRateLimitRefusal(decision));
-    };
-    const taken = limiter.take(keyId, names.length);
-    if (taken instanceof Promise) taken.then(whenDecided, done);
-    else whenDecided(taken);
+    if (!plain) return done();
+    takeBudget(request, reply, keyRateLimiter, names.length, (refusal) => sendRefusal(reply, BATCH, '', refusal), done);
   }
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
