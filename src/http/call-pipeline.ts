@@ -115,7 +115,7 @@ export function recordRefusal(reply: FastifyReply, refusal: Refusal): void {
  * (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of it. A refused decision's
  * Retry-After comes with its refusal (`recordRefusal`).
  */
-export function recordBudget(reply: FastifyReply, decision: LimitDecision, windowMs: number): void {
+function recordBudget(reply: FastifyReply, decision: LimitDecision, windowMs: number): void {
   reply.request.call.budget = decision;
   reply.headers({
     'ratelimit-policy': `"per-key";q=${decision.limit};w=${Math.round(windowMs / 1000)}`,
