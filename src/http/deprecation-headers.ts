@@ -3,12 +3,22 @@
 //   Deprecation: @<unix seconds>   (RFC 9745: when it was deprecated)
 //   Sunset: <HTTP date>            (RFC 8594: when it goes away)
 //   Link: <documentation>; rel="deprecation"
+import type { ApiMeta } from '../api/meta.js';
 import type { Deprecation } from '../domain/deprecation.js';
 
-export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
+function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
   return {
     deprecation: `@${Math.floor(deprecation.since.getTime() / 1000)}`,
     sunset: deprecation.sunset.toUTCString(),
     link: `<${deprecation.documentation}>; rel="deprecation"`,
   };
+}
+
+/**
+ * The headers of a request that names procedures with these metas (a REST route's one, a tRPC
+ * batch's several): the first deprecated one's, or none. The one choice for both surfaces.
+ */
+export function deprecationHeadersOf(metas: readonly (ApiMeta | undefined)[]): Record<string, string> | null {
+  const deprecation = metas.find((meta) => meta?.deprecation)?.deprecation;
+  return deprecation ? deprecationHeaders(deprecation) : null;
 }

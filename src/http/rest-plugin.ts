@@ -15,7 +15,7 @@ import type { CreateContext, NextPageInput, NextPageWriter } from '../api/contex
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
 import { callerRefusal, refuseEarly, type CallPipeline } from './call-pipeline.js';
-import { deprecationHeaders } from './deprecation-headers.js';
+import { deprecationHeadersOf } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
 import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
@@ -160,7 +160,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
      */
     function gate(route: RestRoute): onRequestHookHandler {
       const pattern = REST_BASE_PATH + route.path; // for the log and the metrics: /v1/pets/{petId}
-      const deprecation = route.meta.deprecation ? deprecationHeaders(route.meta.deprecation) : null; // built once
+      const deprecation = deprecationHeadersOf([route.meta]); // built once
       return (request, reply, done) => {
         // Fastify's router matches `/pets//` as `/pets/{petId}/` with an empty petId: no such resource.
         if (hasEmptySegment(relativePath(request.url))) {

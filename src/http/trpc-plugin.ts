@@ -28,7 +28,7 @@ import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
 import { callerRefusal, decodable, refuseEarly, takeBudget, type CallPipeline } from './call-pipeline.js';
-import { deprecationHeaders } from './deprecation-headers.js';
+import { deprecationHeadersOf } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 
 /** The methods tRPC serves (a 405's Allow for those it cannot be handed). */
@@ -128,18 +128,10 @@ export function trpcHandlerOptions(
   return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
-    responseMeta: ({ paths }) => ({ headers: deprecationHeadersOf(procedures, paths) }),
+    // A deprecated procedure announces it on /trpc too, with the same headers as on REST.
+    responseMeta: ({ paths = [] }) => ({ headers: deprecationHeadersOf(paths.map((path) => procedures.get(path)?.meta)) ?? {} }),
     onError: ({ error, req }) => callFailed?.(req, error),
   };
-}
-
-/** A deprecated procedure announces it on /trpc too, with the same headers as on REST. */
-function deprecationHeadersOf(
-  procedures: ReadonlyMap<string, ProcedureInfo>,
-  paths: readonly string[] | undefined,
-): Record<string, string> {
-  const deprecation = paths?.map((path) => procedures.get(path)?.meta.deprecation).find(Boolean);
-  return deprecation ? deprecationHeaders(deprecation) : {};
 }
 
 export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
@@ -154,7 +146,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
-    [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_JSON_HEADERS, ...deprecationHeadersOf(trpc.procedures, [path]) }]),
+    [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_JSON_HEADERS, ...deprecationHeadersOf([trpc.procedures.get(path)?.meta]) }]),
   );
 
   /** The kinds of one call of each procedure, made once: [batched][direct]. */
