@@ -197,12 +197,15 @@ export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth |
   }
 
   return {
-    /** Runs a decoded call: resolves with its data, or rejects with its TRPCError, already logged. */
-    run(request: FastifyRequest, call: DecodedCall): Promise<unknown> {
-      return trpc.call(call).catch((cause: unknown) => {
+    /**
+     * Runs a decoded call and hands its outcome to the codec: `encode` its data, or `encodeError`
+     * its TRPCError, logged here first. (Callbacks, not a second promise: one link per call.)
+     */
+    run<T>(request: FastifyRequest, call: DecodedCall, encode: (data: unknown) => T, encodeError: (error: TRPCError) => T): Promise<T> {
+      return trpc.call(call).then(encode, (cause: unknown) => {
         const error = trpc.toTRPCError(cause);
         callFailed(request, error);
-        throw error;
+        return encodeError(error);
       });
     },
     callFailed,

@@ -195,8 +195,9 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         // A malformed input is refused as the procedure's input error: after the key check and
         // the per-key limit (protectedProcedure), so that such requests count like any other.
         const { input, problem } = rawInput(route, request);
-        pipeline
-          .run(request, {
+        void pipeline.run(
+          request,
+          {
             path: route.procedure,
             type,
             ctx: createContext(request, reply, nextPage),
@@ -204,11 +205,10 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
               if (problem !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: problem });
               return input;
             },
-          })
-          .then(
-            (data) => sendOrFail(reply, () => reply.code(route.successStatus).send(data)),
-            (error: TRPCError) => sendOrFail(reply, () => sendEnvelope(reply, answerForTRPCError(error))),
-          );
+          },
+          (data) => sendOrFail(reply, () => reply.code(route.successStatus).send(data)),
+          (error) => sendOrFail(reply, () => sendEnvelope(reply, answerForTRPCError(error))),
+        );
       };
       // The path as documented, and with a trailing slash, which the contract's clients may send.
       for (const url of [route.fastifyPath, `${route.fastifyPath}/`]) {

@@ -70,6 +70,8 @@ declare module 'fastify' {
 }
 
 const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
+/** A successful call's errors (none), shared. */
+const NO_ERRORS: TRPCError[] = [];
 /** A batch, as far as the shape of its refusal goes. */
 const BATCH: TrpcRequestKind = Object.freeze({ kind: 'batch', batched: true, procedure: undefined, direct: false, plain: false });
 
@@ -202,7 +204,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     return NO_CALL;
   }
 
-  async function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo, batched: boolean) {
+  function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo, batched: boolean) {
     const { path } = procedure;
     const type = procedure.type as 'query' | 'mutation';
     // The raw input: the `input` query parameter or the body, JSON text, in a batch under key "0".
@@ -229,16 +231,19 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     };
 
     const ctx = createContext(request, reply);
-    let response: TrpcResponseItem;
-    let failed: TRPCError[] = [];
-    try {
-      response = { result: { data: await pipeline.run(request, { path, type, ctx, getRawInput }) } };
-    } catch (error) {
-      failed = [error as TRPCError]; // run rejects with the TRPCError, logged
-      response = errors.callError(error as TRPCError, { type, path, input, ctx });
-    }
-    const status = trpc.statusOfResponses([response], failed);
-    return sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(batched ? [response] : response));
+    const encode = (response: TrpcResponseItem, failed: TRPCError[]) =>
+      sendTrpcJson(
+        reply,
+        trpc.statusOfResponses([response], failed),
+        directHeaders.get(path)!,
+        trpc.serializeResponse(batched ? [response] : response),
+      );
+    return pipeline.run(
+      request,
+      { path, type, ctx, getRawInput },
+      (data) => encode({ result: { data } }, NO_ERRORS),
+      (error) => encode(errors.callError(error, { type, path, input, ctx }), [error]),
+    );
   }
 
   // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
