@@ -24,6 +24,7 @@ const MANIFEST_FIELDS = [
   'engines',
   'os',
   'cpu',
+  'libc',
   'license',
 ];
 
