@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { appRouter } from './api/root-router.js';
+import { appRouter, type AppRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
 import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
@@ -76,6 +76,8 @@ export interface AppDependencies {
   config: AppConfig;
   database: Database;
   logger: Logger;
+  /** The procedures served on both surfaces; `appRouter` unless a test serves a larger one. */
+  router?: AppRouter;
 }
 
 /**
@@ -126,7 +128,7 @@ export function createContextFactory(
   return contextFactory({ pets, idempotency, keyRateLimiter, storage }, ANSWER_HEADERS);
 }
 
-export async function buildApp({ config, database, logger }: AppDependencies) {
+export async function buildApp({ config, database, logger, router = appRouter }: AppDependencies) {
   // The dependencies' outages, one line each way (src/observability/dependencies.ts).
   const databaseHealth = trackDatabase(database, logger);
   const redisHealth = config.redisUrl ? redisTracker(config.redisUrl, logger, describeRedisFault) : null;
@@ -141,7 +143,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
-  const trpcErrors = trpcErrorSenders(appRouter);
+  const trpcErrors = trpcErrorSenders(router);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -299,13 +301,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   await app.register(healthPlugin, { database, storage, draining: () => draining, databaseHealth });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
-    router: appRouter,
+    router,
     createContext,
     keyRateLimiter: limits.perKey,
     maxBatchCalls: config.trpcMaxBatchCalls,
     databaseHealth,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, databaseHealth });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, databaseHealth });
   return app;
 }
 
