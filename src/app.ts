@@ -27,9 +27,9 @@ import { requestChildLogger, requestIdFor, requestLogController, traceContextOf 
 import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
-import { servedMethods } from './http/served-methods.js';
+import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
-import { escapeUndecodablePath } from './http/rest-routes.js';
+import { buildRestRoutes, escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import { setRateLimitHeaders } from './http/rate-limit-headers.js';
 import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
@@ -201,8 +201,9 @@ export async function buildApp({ config, database, logger, router = appRouter }:
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
+  const connectAllow = methodsServedAnywhere(buildRestRoutes(router));
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const answer = answerForConnect(request.url ?? '');
+    const answer = answerForConnect(request.url ?? '', connectAllow);
     socket.on('error', () => {});
     socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
