@@ -199,11 +199,13 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
+  // The methods the service answers somewhere, read from the router (CONNECT's Allow, CORS's methods).
+  const servedAnywhere = methodsServedAnywhere(buildRestRoutes(router));
+
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
-  const connectAllow = methodsServedAnywhere(buildRestRoutes(router));
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const answer = answerForConnect(request.url ?? '', connectAllow);
+    const answer = answerForConnect(request.url ?? '', servedAnywhere);
     socket.on('error', () => {});
     socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
@@ -230,7 +232,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,
-      methods: ['GET', 'POST'],
+      methods: servedAnywhere,
       allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
       exposedHeaders: [
         'x-request-id',

@@ -1,6 +1,6 @@
 // The methods a server has a route for at a path, for a 405's `Allow`: the public, static routes
 // outside /v1 and /trpc (`/`, /healthz, /readyz, /metrics), whose patterns are their paths; and
-// the methods the service answers anywhere, for CONNECT's.
+// the methods the service answers anywhere, for CONNECT's and CORS's.
 import type { FastifyInstance } from 'fastify';
 import type { RestRoute } from './rest-routes.js';
 
@@ -14,7 +14,7 @@ export function servedMethods(server: Pick<FastifyInstance, 'hasRoute'>, path: s
 }
 
 /**
- * Every method the service answers somewhere (a CONNECT's 405 `Allow`): its pages' GET and HEAD,
+ * Every method the service answers somewhere (a CONNECT's 405 `Allow`, CORS's allowed methods): its pages' GET and HEAD,
  * tRPC's GET and POST, and each REST route's, read from the procedures (`RestRoute.allow`).
  */
 export function methodsServedAnywhere(routes: readonly RestRoute[]): string[] {
