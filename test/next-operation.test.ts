@@ -9,6 +9,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { z } from 'zod';
+import type { Context } from '../src/api/context.js';
 import { petsRouter } from '../src/api/pets-router.js';
 import { protectedProcedure, router } from '../src/api/trpc.js';
 import { GetPetInput } from '../src/domain/pet-schemas.js';
@@ -20,6 +21,14 @@ import { API_KEY, json, startTestServer, type TestServer } from './support/test-
 const removed: number[] = [];
 
 const TAGS = ['Pets'];
+const ERROR_RESPONSES = { 400: 'Invalid `petId`.', 401: 'Missing or invalid API key.', 404: 'No such animal.', 429: 'Rate limit reached.' };
+
+/** The pet with `petId`, or the procedure's 404. */
+async function petOr404(pets: Context['pets'], petId: number) {
+  const pet = await pets.findById(petId);
+  if (!pet) throw new TRPCError({ code: 'NOT_FOUND', message: `No pet has id ${petId}.` });
+  return pet;
+}
 
 /** The app's pet procedures and two more. */
 const largerRouter = router({
@@ -33,19 +42,13 @@ const largerRouter = router({
           operationId: 'describePet',
           tags: TAGS,
           summary: 'One line about an animal',
-          errorResponses: {
-            400: 'Invalid `petId`.',
-            401: 'Missing or invalid API key.',
-            404: 'No such animal.',
-            429: 'Rate limit reached.',
-          },
+          errorResponses: ERROR_RESPONSES,
         },
       })
       .input(GetPetInput)
       .output(z.object({ summary: z.string() }))
       .query(async ({ ctx, input }) => {
-        const pet = await ctx.pets.findById(input.petId);
-        if (!pet) throw new TRPCError({ code: 'NOT_FOUND', message: `No pet has id ${input.petId}.` });
+        const pet = await petOr404(ctx.pets, input.petId);
         return { summary: `${pet.name} (${pet.status})` };
       }),
     remove: protectedProcedure
@@ -58,18 +61,13 @@ const largerRouter = router({
           tags: TAGS,
           summary: 'Remove an animal',
           successDescription: 'Removed; nothing to say.',
-          errorResponses: {
-            400: 'Invalid `petId`.',
-            401: 'Missing or invalid API key.',
-            404: 'No such animal.',
-            429: 'Rate limit reached.',
-          },
+          errorResponses: ERROR_RESPONSES,
         },
       })
       .input(GetPetInput)
       .output(z.void())
       .mutation(async ({ ctx, input }) => {
-        if (!(await ctx.pets.findById(input.petId))) throw new TRPCError({ code: 'NOT_FOUND', message: `No pet has id ${input.petId}.` });
+        await petOr404(ctx.pets, input.petId);
         removed.push(input.petId);
       }),
   }),
@@ -129,6 +127,9 @@ describe('a router with two more procedures, served as it is', () => {
     const missing = await client.pets.remove.mutate({ petId: 987_654 }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(TRPCClientError);
     expect((missing as TRPCClientError<typeof largerRouter>).data?.httpStatus).toBe(404);
+    const keyless = createTRPCClient<typeof largerRouter>({ links: [httpLink({ url: `${server.baseUrl}/trpc` })] });
+    const refused = await keyless.pets.describe.query({ petId }).catch((error: unknown) => error);
+    expect((refused as TRPCClientError<typeof largerRouter>).data?.httpStatus).toBe(401);
     // The app's own procedures are still there.
     expect((await client.pets.get.query({ petId })).name).toBe('Rex');
   });
