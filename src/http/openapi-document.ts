@@ -221,7 +221,8 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
       'does not support 405 with `Allow`, before the key is checked: they tell only what this document shows.',
     version: API_VERSION,
     baseUrl: REST_BASE_PATH,
-    tags: ['Pets', 'Store'],
+    // Every tag an operation names, then those described here (Store: named by the contract, no operation yet).
+    tags: [...new Set([...routes.flatMap((route) => route.meta.openapi?.tags ?? []), ...Object.keys(TAG_DESCRIPTIONS)])],
     securitySchemes: {
       [SECURITY_SCHEME]: {
         type: 'http',
