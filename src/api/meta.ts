@@ -14,6 +14,6 @@ export type ApiMeta = OpenApiMeta<{
   errorExamples?: Partial<Record<number, string>>;
   /** Marks the operation deprecated; src/http/deprecation-headers.ts announces it on the wire. */
   deprecation?: Deprecation;
-  /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (`ctx.nextPage`). */
+  /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (the context's `nextPage`). */
   nextPageLink?: true;
 }>;
