@@ -3,18 +3,15 @@
 //
 // CORS_ORIGINS lists the origins (src/config.ts); empty, CORS is off. A preflight (OPTIONS with
 // Origin and Access-Control-Request-Method) from a listed origin is answered 204 by @fastify/cors,
-// with the methods the router's procedures are served with and a Max-Age of 7200 s (Chromium's cap;
+// with the methods the service answers (read from the router) and a Max-Age of 7200 s (Chromium's cap;
 // Firefox's is 86 400 s). Any other preflight (CORS off, or an origin not listed) gets 400 in the
 // surface's error shape naming CORS_ORIGINS, so that the developer reading the browser's network
 // tab sees what to set, instead of tRPC's 415 or REST's 405 for a method it does not route.
 import cors from '@fastify/cors';
-import type { AnyTRPCRouter } from '@trpc/server';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ErrorAnswer } from '../api/errors.js';
-import { trpcInternals } from '../api/trpc-internals.js';
 import { sendEnvelope } from './error-senders.js';
-import { buildRestRoutes } from './rest-routes.js';
 import { isTrpcTarget } from './trpc-plugin.js';
 
 /** How long a browser may keep a preflight's answer, in seconds: Chromium keeps at most 7200, Firefox 86 400. */
@@ -32,13 +29,6 @@ const EXPOSED_HEADERS = [
   'link',
   'idempotent-replayed',
 ];
-
-/** The HTTP methods the router's procedures are called with: tRPC's (query GET, mutation POST) and REST's (their openapi meta). */
-export function corsMethods(router: AnyTRPCRouter): string[] {
-  const trpc = [...trpcInternals(router).procedures].map(([, procedure]) => (procedure.type === 'mutation' ? 'POST' : 'GET'));
-  const rest = buildRestRoutes(router).map((route) => route.method.toUpperCase());
-  return [...new Set([...trpc, ...rest])].sort();
-}
 
 /** Why a preflight from `origin` is refused, for the developer who reads it. */
 function preflightRefusal(origin: string, allowed: readonly string[]): ErrorAnswer {
@@ -59,12 +49,13 @@ const isPreflight = (request: FastifyRequest) =>
 
 interface CorsOptions {
   origins: readonly string[];
-  router: AnyTRPCRouter;
+  /** The methods allowed: those the service answers anywhere (served-methods.ts, methodsServedAnywhere). */
+  methods: readonly string[];
   /** Sends an error in tRPC's shape, for targets under /trpc. */
   sendTrpcError: (reply: FastifyReply, answer: ErrorAnswer) => FastifyReply;
 }
 
-const plugin: FastifyPluginAsync<CorsOptions> = async (app, { origins, router, sendTrpcError }) => {
+const plugin: FastifyPluginAsync<CorsOptions> = async (app, { origins, methods, sendTrpcError }) => {
   const listed = new Set(origins);
   app.addHook('onRequest', (request, reply, done) => {
     if (!isPreflight(request) || listed.has(request.headers.origin!)) return done();
@@ -75,7 +66,7 @@ const plugin: FastifyPluginAsync<CorsOptions> = async (app, { origins, router, s
   if (origins.length === 0) return;
   await app.register(cors, {
     origin: [...origins],
-    methods: corsMethods(router),
+    methods: [...methods],
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,

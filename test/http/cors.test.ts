@@ -2,11 +2,11 @@
 // origin not listed, a 400 in the surface's error shape that names CORS_ORIGINS (not tRPC's 415 or
 // REST's 405); from a listed origin, 204 with the router's methods and a Max-Age browsers keep.
 // The browser's side of it: test/browser/web-app.test.ts.
-import { initTRPC } from '@trpc/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { appRouter } from '../../src/api/root-router.js';
-import { corsMethods, PREFLIGHT_MAX_AGE_SECONDS } from '../../src/http/cors.js';
+import { PREFLIGHT_MAX_AGE_SECONDS } from '../../src/http/cors.js';
+import { buildRestRoutes } from '../../src/http/rest-routes.js';
+import { methodsServedAnywhere } from '../../src/http/served-methods.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const APP_ORIGIN = 'http://app.example.test:5173';
@@ -63,7 +63,7 @@ describe('CORS on (CORS_ORIGINS lists the app)', () => {
     expect(response.status).toBe(204);
     expect(Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({
       'access-control-allow-origin': APP_ORIGIN,
-      'access-control-allow-methods': 'GET, POST',
+      'access-control-allow-methods': methodsServedAnywhere(buildRestRoutes(appRouter)).join(', '), // GET, HEAD, POST
       'access-control-allow-headers': 'authorization, content-type, idempotency-key, x-request-id, traceparent',
       'access-control-expose-headers': expect.stringMatching(/^x-request-id, traceparent, ratelimit, .*retry-after/),
       'access-control-max-age': '7200',
@@ -92,20 +92,8 @@ describe('CORS on (CORS_ORIGINS lists the app)', () => {
 });
 
 describe('the allowed methods', () => {
-  it('are those of the procedures on both surfaces: GET and POST for the service', () => {
-    expect(corsMethods(appRouter)).toEqual(['GET', 'POST']);
+  it('are those the service answers, read from the router: GET, HEAD and POST here (a DELETE procedure: test/next-operation.test.ts)', () => {
+    expect(methodsServedAnywhere(buildRestRoutes(appRouter))).toEqual(['GET', 'HEAD', 'POST']);
     expect(PREFLIGHT_MAX_AGE_SECONDS).toBeLessThanOrEqual(7200); // Chromium keeps no preflight longer
-  });
-
-  it('follow the router: a REST DELETE and tRPC queries only', () => {
-    const t = initTRPC.meta<{ openapi?: { method: string; path: string } }>().create();
-    const router = t.router({
-      read: t.procedure.input(z.object({})).query(() => 1),
-      remove: t.procedure
-        .meta({ openapi: { method: 'DELETE', path: '/things/{id}' } })
-        .input(z.object({ id: z.number() }))
-        .query(() => 1),
-    });
-    expect(corsMethods(router)).toEqual(['DELETE', 'GET']);
   });
 });
