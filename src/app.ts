@@ -8,10 +8,9 @@
 // @see docs/architecture.md
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { appRouter } from './api/root-router.js';
+import { appRouter, type AppRouter } from './api/root-router.js';
 import { contextFactory, type Context, type CreateContext } from './api/context.js';
 import { answerForClientError, answerForConnect } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
@@ -19,14 +18,16 @@ import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication, bearerChallenge } from './http/authentication.js';
+import { corsPlugin } from './http/cors.js';
 import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
-import { servedMethods } from './http/served-methods.js';
+import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
+import { buildRestRoutes } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import {
   answerWriter,
@@ -80,6 +81,8 @@ export interface AppDependencies {
   config: AppConfig;
   database: Database;
   logger: Logger;
+  /** The procedures served on both surfaces; `appRouter` unless a test serves a larger one. */
+  router?: AppRouter;
 }
 
 /**
@@ -117,7 +120,7 @@ export function createContextFactory(
   return contextFactory({ pets, idempotency, keyRateLimiter, storage }, answerWriter);
 }
 
-export async function buildApp({ config, database, logger }: AppDependencies) {
+export async function buildApp({ config, database, logger, router = appRouter }: AppDependencies) {
   // The dependencies' outages, one line each way (src/observability/dependencies.ts).
   const databaseHealth = trackDatabase(database, logger);
   const redisHealth = config.redisUrl ? redisTracker(config.redisUrl, logger, describeRedisFault) : null;
@@ -132,9 +135,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
-  const trpcErrors = trpcErrorSenders(appRouter);
+  const trpcErrors = trpcErrorSenders(router);
   // What both surfaces share: the run of a call and the answer to Fastify's errors, each failure logged once.
-  const pipeline = callPipeline(appRouter, databaseHealth);
+  const pipeline = callPipeline(router, databaseHealth);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -188,10 +191,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
+  // The methods the service answers somewhere, read from the router (CONNECT's Allow, CORS's methods).
+  const servedAnywhere = methodsServedAnywhere(buildRestRoutes(router));
+
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const answer = answerForConnect(request.url ?? '');
+    const answer = answerForConnect(request.url ?? '', servedAnywhere);
     socket.on('error', () => {});
     socket.end(surfaceOf(answer.target) === 'trpc' ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
@@ -215,25 +221,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     databaseHealth,
   });
 
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: config.corsOrigins,
-      methods: ['GET', 'POST'],
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
-      exposedHeaders: [
-        'x-request-id',
-        'traceparent',
-        'ratelimit',
-        'ratelimit-policy',
-        'retry-after',
-        'deprecation',
-        'sunset',
-        'link',
-        'idempotent-replayed',
-      ],
-      maxAge: 600,
-    });
-  }
+  await app.register(corsPlugin, { origins: config.corsOrigins, methods: servedAnywhere, sendTrpcError: trpcErrors.send });
 
   // Every request has the field from the start (one object shape for V8); its value is made when the
   // request arrives (src/http/call-pipeline.ts, CallDecision).
@@ -288,13 +276,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   await app.register(healthPlugin, { database, storage, draining: () => draining, databaseHealth });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
-    router: appRouter,
+    router,
     createContext,
     keyRateLimiter: limits.perKey,
     maxBatchCalls: config.trpcMaxBatchCalls,
     pipeline,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, pipeline });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, pipeline });
   return app;
 }
 
