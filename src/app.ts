@@ -13,7 +13,7 @@ import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
-import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
+import { answerForClientError, answerForConnect, answerForFastifyError, type ClientErrorAnswer } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
@@ -29,10 +29,10 @@ import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
-import { escapeUndecodablePath } from './http/rest-routes.js';
+import { buildRestRoutes, deprecationHeadersAt, escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import { setRateLimitHeaders } from './http/rate-limit-headers.js';
-import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
+import { rawHttpErrorResponse, RESPONSE_HEADERS, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { logFailure } from './http/failure-log.js';
 import { isTrpcTarget, TRPC_PREFIX, trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
@@ -96,9 +96,6 @@ function connectionsCheckingInterval(config: AppConfig): number {
   return Math.max(100, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4)));
 }
 
-/** Headers every response carries: API answers are not for sniffing or for shared caches. */
-const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
-
 /**
  * What a procedure reports beyond the answer's body, the same on both surfaces: a refusal recorded
  * on the request (the metrics and the log read it) with its Retry-After, and headers.
@@ -142,6 +139,12 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorSenders(appRouter);
+  // The parser's answers on a REST operation's path carry its deprecation headers, as the surface's do.
+  const restRoutes = buildRestRoutes(appRouter);
+  const operationHeaders = ({ method, target }: ClientErrorAnswer) =>
+    target.startsWith(`${REST_BASE_PATH}/`)
+      ? deprecationHeadersAt(restRoutes, method, target.slice(REST_BASE_PATH.length).split('?')[0]!)
+      : {};
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -183,7 +186,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
       const answer = answerForClientError(error);
-      socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
+      socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer, operationHeaders(answer)));
     },
   });
 

@@ -96,7 +96,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem. */
+        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID (always a new one on the answer to a request that is not valid HTTP). Quote it when reporting a problem. */
         "X-Request-Id": string;
         /** @description W3C Trace Context: this request's trace, with this service's span: the caller's trace id when it sent a valid `traceparent`, else a new one. Join it with the service's log lines (`trace_id`, `span_id`). */
         traceparent: string;
@@ -194,6 +194,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -231,6 +233,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -373,6 +377,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -466,6 +472,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -621,6 +629,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -661,6 +671,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
