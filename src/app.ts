@@ -27,6 +27,7 @@ import { requestChildLogger, requestIdFor, requestLogController, traceContextOf 
 import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
+import { bodyEncodingError, continueWhenBodyIsRead } from './http/request-bodies.js';
 import { servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { buildRestRoutes, deprecationHeadersAt, escapeUndecodablePath } from './http/rest-routes.js';
@@ -200,6 +201,9 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
+  // `100 Continue` only when the body is read: not before a refusal (src/http/request-bodies.ts).
+  continueWhenBodyIsRead(app.server);
+
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
@@ -266,6 +270,15 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     reply.header('x-request-id', request.id);
     // The caller's trace, continued with this service's span (src/observability/trace-context.ts).
     reply.header('traceparent', formatTraceparent(traceContextOf(request)));
+    // A compressed body from a caller with a key: 415 before it is read (src/http/request-bodies.ts),
+    // in the surface's shape (its error handler). Without a key the surface answers 401 first.
+    if (request.headers['content-encoding'] !== undefined && request.identity !== null) {
+      const refusal = bodyEncodingError(request.method, request.headers);
+      if (refusal !== null) {
+        reply.header('accept-encoding', 'identity').header('connection', 'close');
+        return done(refusal);
+      }
+    }
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -274,8 +287,10 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
       reply.header('www-authenticate', bearerChallenge(request));
     }
-    // Tell keep-alive clients not to reuse a connection that is about to close.
-    if (draining) reply.header('connection', 'close');
+    // Tell keep-alive clients not to reuse a connection that is about to close. A request refused for
+    // want of a valid key ends its connection too (docs/security.md): a client without one has
+    // nothing to keep it for, and a flood of keyless requests pays a new connection for each.
+    if (draining || (request.identity === null && request.refusal !== null)) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });

@@ -23,6 +23,7 @@ import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
+import { announcesBody } from './request-bodies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -208,8 +209,5 @@ export const authentication = fp(plugin, { name: 'authentication' });
 export function prepareRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
   request.refusal = refusal;
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  const { headers } = request;
-  const announcesBody =
-    headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  if (announcesBody) reply.header('connection', 'close');
+  if (announcesBody(request.headers)) reply.header('connection', 'close');
 }
