@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
+             * @description The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
              * @example Rex
              */
             name: string;
@@ -305,7 +305,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
+                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
                      * @example Rex
                      */
                     name: string;

@@ -20,29 +20,89 @@ export const PetStatus = z
   .meta({ id: 'PetStatus', description: 'Availability status.' });
 export type PetStatus = z.infer<typeof PetStatus>;
 
-/**
- * The name rule as one regular expression (Unicode mode), so that the OpenAPI document carries one
- * `pattern` that code generators read as a plain string: no control character (NUL above all: some
- * databases refuse it) and no unpaired surrogate (JSON "\ud800" cannot be stored as UTF-8: it would
- * come back as U+FFFD) anywhere (the lookahead), and at least one character that is neither white
- * space nor an invisible format character (U+200B zero width space…). Linear time: the two classes
- * after the lookahead never overlap.
- */
-const NAME_PATTERN = /^(?=[^\p{Cc}\p{Cs}]*$)[\s\p{Cf}]*[^\s\p{Cf}]/u;
+/** Inclusive ranges of code points. */
+type Ranges = ReadonlyArray<readonly [number, number]>;
 
 /**
- * The name rule as the OpenAPI document states it, for validators outside JavaScript: the portable
- * subset of regular expressions (no lookaround, no `\p{…}`, no `\u` escapes), which Python's `re`,
- * ECMA-262 with or without the `u` flag, and RE2 (Go, Rust) all read alike. No control character
- * anywhere (C0, DEL and C1: exactly Unicode's Cc, the set the service refuses), in every engine: each
- * class leaves out \x00-\x1F and \x7F-\x9F itself, whatever the engine's `\s` holds (Python's also
- * holds U+001C–U+001F and U+0085; RE2's is ASCII only). Then something other than white space
- * after any leading white space. Looser than NAME_PATTERN where engines' white space differs, and
- * for names of invisible format characters only or with an unpaired surrogate (the description says
- * so), never stricter (test/openapi-patterns.test.ts). Python's `$` also matches before a final
- * newline, so `re.search` takes `"Rex\n"`: the description tells Python readers to use fullmatch.
+ * What a name may hold: every Unicode scalar value but the control characters (Unicode's Cc:
+ * U+0000–U+001F, U+007F–U+009F; NUL above all: some databases refuse it). Surrogates are not scalar
+ * values: JSON's "\ud800" alone cannot be stored as UTF-8 (it would come back as U+FFFD).
  */
-const NAME_DOCUMENT_PATTERN = String.raw`^[^\S\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$`;
+const TEXT: Ranges = [
+  [0x20, 0x7e],
+  [0xa0, 0xd7ff],
+  [0xe000, 0x10ffff],
+];
+
+/**
+ * What does not count as a name on its own: white space and the invisible format characters
+ * (Unicode 17's White_Space and Cf, the controls left out), written out rather than as `\s` or
+ * `\p{Cf}`, whose sets differ between regex engines and Unicode versions (test/openapi-patterns.test.ts
+ * compares this list with the running Node's `[\s\p{Cf}]`).
+ */
+const BLANK: Ranges = [
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0xad, 0xad],
+  [0x600, 0x605],
+  [0x61c, 0x61c],
+  [0x6dd, 0x6dd],
+  [0x70f, 0x70f],
+  [0x890, 0x891],
+  [0x8e2, 0x8e2],
+  [0x1680, 0x1680],
+  [0x180e, 0x180e],
+  [0x2000, 0x200f],
+  [0x2028, 0x202f],
+  [0x205f, 0x2064],
+  [0x2066, 0x206f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+  [0xfff9, 0xfffb],
+  [0x110bd, 0x110bd],
+  [0x110cd, 0x110cd],
+  [0x13430, 0x1343f],
+  [0x1bca0, 0x1bca3],
+  [0x1d173, 0x1d17a],
+  [0xe0001, 0xe0001],
+  [0xe0020, 0xe007f],
+];
+
+/** `ranges` without the code points of `removed` (both sorted). */
+function without(ranges: Ranges, removed: Ranges): Ranges {
+  const kept: Array<[number, number]> = [];
+  for (const [from, to] of ranges) {
+    let next = from;
+    for (const [cutFrom, cutTo] of removed) {
+      if (cutTo < next || cutFrom > to) continue;
+      if (cutFrom > next) kept.push([next, cutFrom - 1]);
+      next = cutTo + 1;
+    }
+    if (next <= to) kept.push([next, to]);
+  }
+  return kept;
+}
+
+/**
+ * A character class of `ranges` that Python's `re`, RE2 and ECMA-262 in Unicode mode (JSON Schema's
+ * reading) all read alike: `\xHH` up to U+00FF, the character itself above (they share no escape
+ * for it), never `\s`, `\p{…}` or a surrogate.
+ */
+function characterClass(ranges: Ranges): string {
+  const character = (code: number) =>
+    code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCodePoint(code);
+  return `[${ranges.map(([from, to]) => (from === to ? character(from) : `${character(from)}-${character(to)}`)).join('')}]`;
+}
+
+/**
+ * The name rule, whole, as one regular expression: blanks, then a character that is not one, then
+ * any text; nothing else anywhere. The service validates with it (Unicode mode) and the OpenAPI
+ * document carries it as `pattern`, so a validator outside the service decides as the service does.
+ * Linear time: the first two classes never overlap. Python's `re.search` also lets a final newline
+ * through (its `$`), as the description says; `re.fullmatch` does not.
+ */
+const NAME_PATTERN_SOURCE = `^${characterClass(BLANK)}*${characterClass(without(TEXT, BLANK))}${characterClass(TEXT)}*$`;
+const NAME_PATTERN = new RegExp(NAME_PATTERN_SOURCE, 'u');
 
 /** Which part of the name rule `input` breaks, in the words the error envelope uses. */
 function nameProblem(input: unknown): string {
@@ -58,11 +118,12 @@ const PetName = z
   .regex(NAME_PATTERN, { error: (issue) => nameProblem(issue.input) })
   .meta({
     description:
-      "The animal's name: not blank (white space and invisible format characters such as U+200B do not count), " +
-      'no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). ' +
-      'The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches ' +
-      'before a final newline, which the service refuses).',
-    pattern: NAME_DOCUMENT_PATTERN,
+      "The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD " +
+      'do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired ' +
+      'surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it ' +
+      'is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a ' +
+      'final newline, which the service refuses).',
+    pattern: NAME_PATTERN_SOURCE,
     example: 'Rex',
   });
 
