@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFilePath } from '../src/db/providers.js';
+import { restOperations } from './support/operations.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked by path
@@ -126,12 +127,11 @@ async function createWhileLocked(): Promise<Answer> {
   }
 }
 
-type Operation = 'listPets' | 'createPet' | 'getPet';
-const OPERATIONS: Record<Operation, [string, string]> = {
-  listPets: ['/pets', 'get'],
-  createPet: ['/pets', 'post'],
-  getPet: ['/pets/{petId}', 'get'],
-};
+/** Each operation of the router (its operationId) and where the document has it: path and method. */
+type Operation = string;
+const OPERATIONS: Record<Operation, [string, string]> = Object.fromEntries(
+  restOperations().map(({ operationId, path, method }) => [operationId, [path, method.toLowerCase()]]),
+);
 
 /** The corpus: each operation, requests that each get one of the answers it can give. */
 const CORPUS: Array<[Operation, string, () => Promise<Answer>]> = [
@@ -216,11 +216,15 @@ beforeAll(async () => {
 }, 120_000);
 
 const documented = (operation: Operation) => {
-  const [path, method] = OPERATIONS[operation];
+  const [path, method] = OPERATIONS[operation]!;
   return doc.paths[path][method].responses as Record<string, Doc>;
 };
 
 describe('every status the service sends for an operation is documented for it', () => {
+  it('the corpus asks every operation of the router, and no other', () => {
+    expect(new Set(CORPUS.map(([operation]) => operation))).toEqual(new Set(Object.keys(OPERATIONS)));
+  });
+
   it('the corpus gets every kind of answer the service gives', () => {
     const statuses = new Set(answers.map(({ answer }) => answer.status));
     expect([...statuses].sort()).toEqual([200, 201, 400, 401, 404, 408, 413, 415, 422, 429, 431, 500, 503]);
@@ -228,7 +232,7 @@ describe('every status the service sends for an operation is documented for it',
 
   it('every response the document declares is met, with every header it declares required there', () => {
     const unmet: string[] = [];
-    for (const operation of Object.keys(OPERATIONS) as Operation[]) {
+    for (const operation of Object.keys(OPERATIONS)) {
       for (const [status, response] of Object.entries(documented(operation))) {
         const met = answers.filter((entry) => entry.operation === operation && String(entry.answer.status) === status);
         if (met.length === 0) unmet.push(`${operation} ${status}`);
@@ -266,7 +270,7 @@ describe('every status the service sends for an operation is documented for it',
           .filter(({ answer }) => answer.status === status)
           .map(({ answer }) => (JSON.parse(answer.body) as { message: string }).message),
       );
-      for (const operation of Object.keys(OPERATIONS) as Operation[]) {
+      for (const operation of Object.keys(OPERATIONS)) {
         const example = documented(operation)[String(status)]?.content['application/json'].example;
         if (example) expect(said, `${operation} ${status}`).toContain(example.message);
       }

@@ -41,10 +41,10 @@ const SWEEP_INTERVAL_MS = 60_000;
  */
 export const KEY_SYNTAX = /^"?([\x21\x23-\x7e]{1,255})"?$/;
 
-/** The key of a header value, or an error message for a malformed one. */
 /** No Idempotency-Key header: the same frozen answer for every request. */
 const NO_KEY: { key?: string; error?: string } = Object.freeze({});
 
+/** The key of a header value, or an error message for a malformed one. */
 export function parseIdempotencyKey(header: string | string[] | undefined): { key?: string; error?: string } {
   if (header === undefined) return NO_KEY;
   if (Array.isArray(header)) return { error: 'Idempotency-Key: must be given once' };
