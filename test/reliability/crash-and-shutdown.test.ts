@@ -281,6 +281,35 @@ describe('SIGTERM behind a balancer: the drain', () => {
     expect(storedPets(file).map((pet) => pet.name)).toEqual(['in flight']);
   });
 
+  it('answers a connection accepted before the listener closed whose request comes after (nginx connects, then sends)', async () => {
+    const file = join(dir, 'last-connection.db');
+    const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '500', SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS) }));
+    await until(async () => (await readyStatus(service.baseUrl)) === 200, 'not ready');
+    service.child.kill('SIGTERM');
+    await until(async () => (await readyStatus(service.baseUrl)) === 503, '/readyz never answered 503 after SIGTERM');
+    // Connected during the drain, nothing sent yet (nginx connects, then sends): Node counts a new
+    // connection as busy, so the close after the drain does not cut it as it cuts idle ones.
+    const socket = await openSocket(service.baseUrl);
+    socket.on('error', () => {});
+    await until(
+      () =>
+        openSocket(service.baseUrl).then(
+          (probe) => (probe.destroy(), false),
+          () => true,
+        ),
+      'the listener never closed',
+    );
+    const answer = await exchange(socket, createRequest('last'));
+    expect(answer.status).toBe(201);
+    expect(answer.headers).toMatch(/\r\nconnection: close/);
+    const code = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), TIMEOUT_MS + 2_000)),
+    ]);
+    expect(code).toBe(0);
+    expect(storedPets(file).map((pet) => pet.name)).toEqual(['last']);
+  });
+
   it('skips the drain on SIGINT (Ctrl-C): the listener closes at once', async () => {
     const file = join(dir, 'sigint.db');
     const service = await startServiceProcess(settings(file, { SHUTDOWN_DRAIN_MS: '20000', SHUTDOWN_TIMEOUT_MS: '25000' }));
