@@ -47,7 +47,7 @@ const settingsSchema = z
         message: 'must reach PostgreSQL directly, not through the pooler (no pgbouncer=true)',
       })
       .optional(),
-    // PostgreSQL only (SQLite has one connection per process). See the README on sizing the pool.
+    // PostgreSQL only (SQLite opens three connections per process, no pool). Sizing: docs/operations.md, "Scale-out".
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),

@@ -9,6 +9,6 @@ export type ApiMeta = OpenApiMeta<{
   successStatus?: 201;
   /** Marks the operation deprecated; src/http/deprecation-headers.ts announces it on the wire. */
   deprecation?: Deprecation;
-  /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (Context.setNextPage). */
+  /** A list whose full pages carry a `Link: <…>; rel="next"` header on REST (the context's `nextPage`). */
   nextPageLink?: true;
 }>;

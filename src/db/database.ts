@@ -49,7 +49,7 @@ export interface Database {
   sql: SqlDatabase;
   /** SQLite: the better-sqlite3 connection `sql` runs its statements on. Null on PostgreSQL. */
   sqlite: Sqlite.Database | null;
-  /** PostgreSQL: the pool's current figures; null on SQLite (one connection, no pool). */
+  /** PostgreSQL: the pool's current figures; null on SQLite (no pool). */
   poolStats: () => PoolStats | null;
   /** Resolves when the database answers a trivial query (the readiness check, /readyz). */
   ping(): Promise<void>;

@@ -1,5 +1,5 @@
 // Through PgBouncer (DATABASE_URL with pgbouncer=true), the operator's two lines name the side that
-// went away (docs/operations.md, "When a dependency stops answering"): PgBouncer itself when its
+// went away (docs/observability.md, "When a dependency stops answering"): PgBouncer itself when its
 // port refuses or its connection is cut, PostgreSQL behind it when the server shuts down (its own
 // 57P01 `terminating connection due to administrator command`, which PgBouncer passes on) and
 // PgBouncer cannot log in to it. A private PostgreSQL cluster and PgBouncer, stopped under requests.

@@ -1,7 +1,7 @@
 // The alerting rules operators load (docs/prometheus/animal-store-alerts.yml), checked with
 // Prometheus's promtool: the file is valid; its unit tests (animal-store-alerts.test.yml, beside
 // this file) make each alert fire on series that mean what it says and stay quiet on ones that look
-// alike; every alert has both kinds of case; docs/operations.md's table names exactly these alerts;
+// alike; every alert has both kinds of case; docs/observability.md's table names exactly these alerts;
 // and a real scrape of the service, after traffic on PostgreSQL, has every metric the rules read and
 // passes `promtool check metrics` (its naming lint included).
 import { spawnSync } from 'node:child_process';
@@ -56,9 +56,11 @@ describe('docs/prometheus/animal-store-alerts.yml', () => {
     }
   });
 
-  it("holds exactly the alerts docs/operations.md's table names", () => {
-    const page = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
-    const section = page.slice(page.indexOf('### What to alert on'), page.indexOf('\n### ', page.indexOf('### What to alert on') + 1));
+  it("holds exactly the alerts docs/observability.md's table names", () => {
+    const page = readFileSync(join(ROOT, 'docs', 'observability.md'), 'utf8');
+    const heading = page.indexOf('### Prometheus configuration and alerts');
+    expect(heading).toBeGreaterThan(0);
+    const section = page.slice(heading, page.indexOf('\n## ', heading) === -1 ? undefined : page.indexOf('\n## ', heading));
     const named = [...section.matchAll(/^\| `(AnimalStore\w+)` \|/gm)].map((match) => match[1]);
     expect(named).toEqual(ruleAlerts());
   });

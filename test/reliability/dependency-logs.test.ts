@@ -1,8 +1,8 @@
-// What the operator reads when a dependency goes away under a running service (docs/operations.md,
+// What the operator reads when a dependency goes away under a running service (docs/observability.md,
 // "Logs"): one warn line when it stops answering, naming it (PostgreSQL, PgBouncer, Redis) and where,
 // with the cause in one short line, and one info line when it is back, with how long it was gone and
 // how many requests it cost; no line per failed request and no stack at info level; each request's
-// detail at debug level. Real private servers (a PostgreSQL cluster, PgBouncer, Redis) stopped and
+// detail at debug level. Real private servers (a PostgreSQL cluster, Redis) stopped and
 // started under requests; the machine's shared ones are never touched. Through PgBouncer (which
 // side went away): test/pgbouncer/dependency-logs.test.ts, in npm run test:pgbouncer.
 import { afterEach, describe, expect, it, vi } from 'vitest';
