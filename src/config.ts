@@ -162,13 +162,13 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
 /** See parseTrustProxy. */
 export type TrustProxy = false | number | string[];
 
+/** What is assumed when the limit cannot be read (the usual soft limit). */
+const ASSUMED_LIMIT = 1_024;
+
 /**
  * The process's open-file limit (RLIMIT_NOFILE, soft), which bounds its sockets: Node has no API
  * for it, Linux shows it in /proc/self/limits. Elsewhere, or when it cannot be read, a common default.
  */
-/** What is assumed when the limit cannot be read (the usual soft limit). */
-const ASSUMED_LIMIT = 1_024;
-
 function openFileLimit(): number {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8')
