@@ -63,6 +63,7 @@ export type AppConfig = Pick<
   | 'metricsEnabled'
   | 'metricsPort'
   | 'metricsHost'
+  | 'build'
 >;
 
 declare module 'fastify' {
@@ -140,6 +141,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
         poolStats: database.poolStats,
         connections: () => connectionCounts(),
         dependencies: () => trackers.map((tracker) => tracker.state()),
+        build: config.build,
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
