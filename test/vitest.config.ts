@@ -5,7 +5,7 @@
 // The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
 // pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
 // are the suites behind HAProxy or nginx (test/haproxy/, test/nginx/: `npm run test:haproxy`,
-// `npm run test:nginx`), nor the alert rules
+// `npm run test:nginx`), nor the alert rules'
 // tests with Debian's promtool (test/prometheus/, `npm run test:alerts`).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
