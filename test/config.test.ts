@@ -1,7 +1,10 @@
 // The settings: validated once, with defaults, and refused with a message that names each problem.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
 import { postgresTarget } from '../src/db/providers.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 describe('parseConfig', () => {
   it('has working defaults for local use', () => {
@@ -36,6 +39,8 @@ describe('parseConfig', () => {
       databasePoolQueueLimit: 500,
       shutdownDrainMs: 5_000,
       shutdownTimeoutMs: 25_000,
+      // From the sources, not a build: package.json's version, no recorded commit (dist/build-info.json).
+      build: { version: PACKAGE_VERSION, commit: 'unknown' },
     });
   });
 
@@ -103,6 +108,7 @@ describe('parseConfig', () => {
       databasePoolQueueLimit: 40,
       shutdownDrainMs: 2_000,
       shutdownTimeoutMs: 20_000,
+      build: { version: PACKAGE_VERSION, commit: 'unknown' },
     });
   });
 

@@ -4,7 +4,9 @@
 // run's migrated template databases, and starts PostgreSQL, when the first test asks for them.
 // The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
 // pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
-// are the suites behind HAProxy (test/haproxy/, `npm run test:haproxy`).
+// are the suites behind HAProxy or nginx (test/haproxy/, test/nginx/: `npm run test:haproxy`,
+// `npm run test:nginx`), nor the alert rules'
+// tests with Debian's promtool (test/prometheus/, `npm run test:alerts`).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -44,7 +46,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },
+        test: {
+          name: 'service',
+          include: ['test/**/*.test.ts'],
+          exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**', 'test/nginx/**', 'test/prometheus/**'],
+        },
       },
     ],
   },

@@ -1,23 +1,15 @@
-// What an API key looks like, so that one can be recognised wherever it turns up (a request id, a
-// query string, a header, an error message) and kept out of the log (src/logger.ts), and the query
-// parameters that carry one by name. Keys issued by the service (src/auth/api-keys.ts) are the
-// prefix and 32 random bytes in base64url (43 characters).
+// What an API key looks like, so one can be kept out of the log wherever it turns up (src/logger.ts).
 
-/** Every key the service issues starts with this: a leaked key is easy to recognise, here and by scanners. */
+/** A leaked key is easy to recognise, here and by scanners. */
 export const API_KEY_PREFIX = 'ask_';
 
 /**
- * One character as it may be written in a URL: itself, or percent-encoded once, twice or three
- * times (`%61`, `%2561`, `%252561`), hex digits in either case. `hex` is the encodings' alternatives.
- * Deeper nesting is not followed: a bounded `(?:25)` keeps the search linear on a run of `%2525…`.
+ * A character literal or percent-encoded up to three times (`%61`, `%2561`, `%252561`), hex in any
+ * case; deeper nesting is not followed, so a run of `%2525…` costs linear time.
  */
 const encoded = (literal: string, hex: string) => `(?:${literal}|%(?:25){0,2}(?:${hex}))`;
 
-/**
- * The prefix, each character literal or percent-encoded (`ask_`, `ask%5F`, `%61%73%6B%5F`…), then a
- * run of base64url characters, each literal or percent-encoded, long enough to be a key or most of one:
- * shorter runs (`ask_me`) are words, not keys. Case-insensitive, like a scanner (`ASK_…` too).
- */
+/** The prefix and a run long enough to be (most of) a key, each character literal or encoded; `ask_me` is a word. */
 const KEY_SHAPED_SOURCE =
   encoded('a', '[46]1') +
   encoded('s', '[57]3') +
@@ -26,37 +18,23 @@ const KEY_SHAPED_SOURCE =
   `${encoded('[A-Za-z0-9_-]', '2d|3[0-9]|[46][1-9a-f]|[57][0-9a]|5f')}{16,}`;
 const HOLDS_KEY = new RegExp(KEY_SHAPED_SOURCE, 'i');
 const KEY_SHAPED = new RegExp(KEY_SHAPED_SOURCE, 'gi');
-
-/**
- * Query parameters that carry a credential by their name, whatever its shape (a key from API_KEYS
- * has none of its own): RFC 6750's `access_token` and the usual spellings of an API key.
- */
+/** Parameters that carry a credential by name (an API_KEYS key has no shape of its own). */
 const CREDENTIAL_PARAMETER = /([?&](?:access_token|api_?key|key|token)=)[^&#"\s]+/gi;
 const HAS_CREDENTIAL_PARAMETER = /[?&](?:access_token|api_?key|key|token)=/i;
 
-/** Whether `text` holds something shaped like an API key. */
 export function looksLikeApiKey(text: string): boolean {
   return HOLDS_KEY.test(text);
 }
 
-/** The prefix's letters in any case: with no `%` either, a line cannot hold a key (literal or encoded). */
 const MAY_HOLD_KEY = /ask/i;
 
-/**
- * `text` with every key-shaped run replaced by `ask_[redacted]`. This runs on every log line: text
- * with neither `%` nor `ask` (in any case) is returned after two quick searches, other text after
- * one more.
- */
+/** Runs on every log line: text with neither `%` nor `ask` costs two quick searches. */
 export function redactApiKeys(text: string): string {
   if (!text.includes('%') && !MAY_HOLD_KEY.test(text)) return text;
   return HOLDS_KEY.test(text) ? text.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`) : text;
 }
 
-/**
- * A request target (path and query) with the value of every credential query parameter replaced by
- * `[redacted]` (key-shaped text elsewhere in it is left to redactApiKeys, which the log applies to
- * every line). A target without one is returned as is after one search.
- */
+/** Credential query parameters' values redacted; other key-shaped text is left to redactApiKeys. */
 export function redactCredentialParameters(target: string): string {
   return HAS_CREDENTIAL_PARAMETER.test(target) ? target.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : target;
 }
