@@ -497,7 +497,7 @@ function printUnderAttack(results: AttackFigures[]): void {
   const ms = (value: number) => (value >= 100 ? fixed(value, 0) : fixed(value, 1));
   const row = (database: string, label: string, f: ClientFigures) => {
     const fresh = f.newConnections.filter((t): t is number => t !== null);
-    const first = f.newConnections.slice(0, 100).filter((t) => t !== null && t <= 2_000).length;
+    const first = `${f.newConnections.slice(0, 100).filter((t) => t !== null && t <= 2_000).length} of ${Math.min(100, f.newConnections.length)}`;
     const errors = f.keptAlive.errors + f.newConnections.length - fresh.length;
     return `| ${database} | ${label} | ${ms(percentile(f.keptAlive.times, 50))} / ${ms(percentile(f.keptAlive.times, 99))} | ${ms(percentile(fresh, 50))} / ${ms(percentile(fresh, 99))} | ${first} | ${f.listenOverflows} | ${errors} | ${mb(f.peakRssBytes)} |`;
   };
