@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { appRouter } from './api/root-router.js';
+import { appRouter, type AppRouter } from './api/root-router.js';
 import { contextFactory, type AnswerWriter, type Context, type CreateContext } from './api/context.js';
 import { answerForClientError, answerForConnect, answerForFastifyError } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
@@ -27,9 +27,9 @@ import { requestChildLogger, requestIdFor, requestLogController, traceContextOf 
 import { requestRecorder } from './http/request-metrics.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
-import { servedMethods } from './http/served-methods.js';
+import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
-import { escapeUndecodablePath } from './http/rest-routes.js';
+import { buildRestRoutes, escapeUndecodablePath } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import { setRateLimitHeaders } from './http/rate-limit-headers.js';
 import { rawHttpErrorResponse, sendEnvelope, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
@@ -76,6 +76,8 @@ export interface AppDependencies {
   config: AppConfig;
   database: Database;
   logger: Logger;
+  /** The procedures served on both surfaces; `appRouter` unless a test serves a larger one. */
+  router?: AppRouter;
 }
 
 /**
@@ -126,7 +128,7 @@ export function createContextFactory(
   return contextFactory({ pets, idempotency, keyRateLimiter, storage }, ANSWER_HEADERS);
 }
 
-export async function buildApp({ config, database, logger }: AppDependencies) {
+export async function buildApp({ config, database, logger, router = appRouter }: AppDependencies) {
   // The dependencies' outages, one line each way (src/observability/dependencies.ts).
   const databaseHealth = trackDatabase(database, logger);
   const redisHealth = config.redisUrl ? redisTracker(config.redisUrl, logger, describeRedisFault) : null;
@@ -141,7 +143,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
-  const trpcErrors = trpcErrorSenders(appRouter);
+  const trpcErrors = trpcErrorSenders(router);
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -197,10 +199,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
     maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
+  // The methods the service answers somewhere, read from the router (CONNECT's Allow, CORS's methods).
+  const servedAnywhere = methodsServedAnywhere(buildRestRoutes(router));
+
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const answer = answerForConnect(request.url ?? '');
+    const answer = answerForConnect(request.url ?? '', servedAnywhere);
     socket.on('error', () => {});
     socket.end(isTrpcTarget(answer.target) ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
   });
@@ -227,7 +232,7 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,
-      methods: ['GET', 'POST'],
+      methods: servedAnywhere,
       allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
       exposedHeaders: [
         'x-request-id',
@@ -299,13 +304,13 @@ export async function buildApp({ config, database, logger }: AppDependencies) {
   await app.register(healthPlugin, { database, storage, draining: () => draining, databaseHealth });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
-    router: appRouter,
+    router,
     createContext,
     keyRateLimiter: limits.perKey,
     maxBatchCalls: config.trpcMaxBatchCalls,
     databaseHealth,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router: appRouter, createContext, databaseHealth });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, databaseHealth });
   return app;
 }
 

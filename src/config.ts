@@ -48,7 +48,7 @@ const settingsSchema = z
         message: 'must reach PostgreSQL directly, not through the pooler (no pgbouncer=true)',
       })
       .optional(),
-    // PostgreSQL only (SQLite has one connection per process). See the README on sizing the pool.
+    // PostgreSQL only (SQLite opens three connections per process, no pool). Sizing: docs/operations.md, "Scale-out".
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -163,13 +163,13 @@ function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
 /** See parseTrustProxy. */
 export type TrustProxy = false | number | string[];
 
+/** What is assumed when the limit cannot be read (the usual soft limit). */
+const ASSUMED_LIMIT = 1_024;
+
 /**
  * The process's open-file limit (RLIMIT_NOFILE, soft), which bounds its sockets: Node has no API
  * for it, Linux shows it in /proc/self/limits. Elsewhere, or when it cannot be read, a common default.
  */
-/** What is assumed when the limit cannot be read (the usual soft limit). */
-const ASSUMED_LIMIT = 1_024;
-
 function openFileLimit(): number {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8')

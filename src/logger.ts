@@ -21,7 +21,7 @@ const REDACTED_PATHS = [
 /**
  * stdout through pino's own destination (sonic-boom), synchronous, holding lines until
  * LOG_BUFFER_BYTES of them are pending: one write system call for many request lines rather than
- * one per line (the figures: docs/operations.md, "Logs"). What is pending goes out
+ * one per line (the figures: docs/benchmarks.md). What is pending goes out
  * at least every LOG_FLUSH_INTERVAL_MS (an idle service's lines are not held back longer), and at
  * process exit (process.exit, SIGTERM/SIGINT through main.ts's shutdown, a fatal error).
  *

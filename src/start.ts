@@ -1,7 +1,5 @@
-// The process entry (`npm start`, `npm run dev`): stops at once, with a message, on a Node line the
-// service is not tested on, before any native module is loaded (better-sqlite3 13 on Node 20 is
-// a segmentation fault, not an error); applies the V8 settings the service needs (runtime/v8-settings.ts);
-// then runs the service (main.ts).
+// The process entry: refuses an untested Node line before any native module loads (better-sqlite3
+// on Node 20 segfaults), applies the V8 settings, then runs main.ts.
 import { supportedNodeRange, unsupportedNodeMessage } from './runtime/supported-node.js';
 import { applyV8Settings } from './runtime/v8-settings.js';
 

@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFilePath } from '../src/db/providers.js';
+import { restOperations } from './support/operations.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked by path
@@ -105,12 +106,11 @@ async function createWhileLocked(): Promise<Answer> {
   }
 }
 
-type Operation = 'listPets' | 'createPet' | 'getPet';
-const OPERATIONS: Record<Operation, [string, string]> = {
-  listPets: ['/pets', 'get'],
-  createPet: ['/pets', 'post'],
-  getPet: ['/pets/{petId}', 'get'],
-};
+/** Each operation of the router (its operationId) and where the document has it: path and method. */
+type Operation = string;
+const OPERATIONS: Record<Operation, [string, string]> = Object.fromEntries(
+  restOperations().map(({ operationId, path, method }) => [operationId, [path, method.toLowerCase()]]),
+);
 
 /** The corpus: each operation, requests that each get one of the answers it can give. */
 const CORPUS: Array<[Operation, string, () => Promise<Answer>]> = [
@@ -188,11 +188,15 @@ beforeAll(async () => {
 }, 120_000);
 
 const documented = (operation: Operation) => {
-  const [path, method] = OPERATIONS[operation];
+  const [path, method] = OPERATIONS[operation]!;
   return doc.paths[path][method].responses as Record<string, Doc>;
 };
 
 describe('every status the service sends for an operation is documented for it', () => {
+  it('the corpus asks every operation of the router, and no other', () => {
+    expect(new Set(CORPUS.map(([operation]) => operation))).toEqual(new Set(Object.keys(OPERATIONS)));
+  });
+
   it('the corpus gets every kind of answer the service gives', () => {
     const statuses = new Set(answers.map(({ answer }) => answer.status));
     expect([...statuses].sort()).toEqual([200, 201, 400, 401, 404, 408, 413, 415, 422, 429, 431, 503]);
@@ -216,7 +220,7 @@ describe('every status the service sends for an operation is documented for it',
           .filter(({ answer }) => answer.status === status)
           .map(({ answer }) => (JSON.parse(answer.body) as { message: string }).message),
       );
-      for (const operation of Object.keys(OPERATIONS) as Operation[]) {
+      for (const operation of Object.keys(OPERATIONS)) {
         const example = documented(operation)[String(status)]?.content['application/json'].example;
         if (example) expect(said, `${operation} ${status}`).toContain(example.message);
       }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redoclyProblems } from './support/redocly.js';
 import { API_KEY, startTestServer, type TestServer } from './support/test-server.js';
 
 const run = promisify(execFile);
@@ -31,19 +32,9 @@ afterAll(async () => {
 
 describe('Redocly CLI', () => {
   it('lint --extends recommended: no error and no warning', async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [bin('@redocly/cli/bin/cli.js'), 'lint', '--extends', 'recommended', '--format', 'json', documentFile],
-      {
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-      },
-    ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
-    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as {
-      totals: { errors: number; warnings: number };
-      problems: Array<{ ruleId: string; message: string }>;
-    };
-    expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
-    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    const report = await redoclyProblems(documentFile);
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ errors: 0, warnings: 0 });
   });
 });
 

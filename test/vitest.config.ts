@@ -27,7 +27,7 @@ export default defineConfig({
     // Two cores, shared: a few files at a time, and every wait in the tests has its own bound.
     maxWorkers: 2,
     // One worker runs file after file of its project without reloading the modules they share
-    // (src/, Prisma's clients, Fastify): loading them again for each of the 80 files cost a minute
+    // (src/, Prisma's clients, Fastify): loading them again for each file cost a minute
     // of CPU. Each file still starts its own servers and databases and closes them.
     isolate: false,
     globalSetup: ['test/global-setup.ts'],

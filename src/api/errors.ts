@@ -126,10 +126,10 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
 
 /**
  * A CONNECT request (Node hands it over as a raw socket, outside Fastify): the service is no proxy.
- * `allow` lists the methods the service answers anywhere.
+ * `allow`: the methods the service answers anywhere (src/http/served-methods.ts).
  */
-export function answerForConnect(target: string): ClientErrorAnswer {
-  return { status: 405, message: 'CONNECT is not supported: this service is not a proxy', target, isHead: false, allow: 'GET, HEAD, POST' };
+export function answerForConnect(target: string, allow: readonly string[]): ClientErrorAnswer {
+  return { status: 405, message: 'CONNECT is not supported: this service is not a proxy', target, isHead: false, allow: allow.join(', ') };
 }
 
 /** A request Node's parser refused (`clientErrorHandler`), from its raw packet. */

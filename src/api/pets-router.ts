@@ -27,6 +27,7 @@ export const petsRouter = router({
   list: protectedProcedure
     .meta({
       nextPageLink: true,
+      errorExamples: { 400: 'limit: must be at most 100' },
       openapi: {
         method: 'GET',
         path: '/pets',
@@ -57,6 +58,7 @@ export const petsRouter = router({
   create: protectedProcedure
     .meta({
       successStatus: 201,
+      errorExamples: { 400: 'categoryId: must be an integer' },
       openapi: {
         method: 'POST',
         path: '/pets',
@@ -108,6 +110,7 @@ export const petsRouter = router({
         // The replacement's (listPets) entry in the API reference page (Swagger UI's deep link).
         documentation: '/v1/docs#/Pets/listPets',
       },
+      errorExamples: { 404: 'No pet has id 42.' },
       openapi: {
         method: 'GET',
         path: '/pets/{petId}',

@@ -1,20 +1,16 @@
-// The api_keys table: issuing, listing and revoking keys (`npm run keys`), and finding the active
-// key behind a digest for every authenticated request. Revocation is seen by every instance on
-// the key's next request, since nothing here caches a lookup.
+// The api_keys table: issuing, listing, revoking (`npm run keys`) and the per-request lookup.
+// Nothing is cached, so a revocation holds on every instance at the key's next request.
 import type Sqlite from 'better-sqlite3';
 import type { PrismaClient } from '../db/database.js';
 import { generateApiKey, hashApiKey, type StoredKeys } from './api-keys.js';
 
-/** last_used_at is written at most this often per key: a request must not cost a write. */
+/** last_used_at written at most this often per key: a request must not cost a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface ApiKeyStoreOptions {
   sqlite?: Sqlite.Database | null;
   now?: () => Date;
-  /**
-   * Told when writing last_used_at failed (a full disk, a lock, an outage). That write is
-   * bookkeeping: it runs beside the request, never fails it, and is tried again on a later one.
-   */
+  /** Told when the last_used_at write failed: bookkeeping beside the request, never failing it. */
   onBookkeepingError?: (error: unknown) => void;
 }
 
@@ -27,10 +23,9 @@ interface ApiKeyRecord {
 }
 
 export interface ApiKeyStore extends StoredKeys {
-  /** Issues a key; the returned `key` is the only copy there will ever be. */
+  /** The returned `key` is the only copy there will ever be. */
   create(name: string): Promise<{ key: string; record: ApiKeyRecord }>;
   list(): Promise<ApiKeyRecord[]>;
-  /** Revokes the active key with this name; false when there is none. */
   revoke(name: string): Promise<boolean>;
   countActive(): Promise<number>;
 }
@@ -41,14 +36,9 @@ export class DuplicateKeyNameError extends Error {
 
 const RECORD_FIELDS = { id: true, name: true, createdAt: true, lastUsedAt: true, revokedAt: true } as const;
 
-/** The lookup every request with a stored key makes: the key's id, revocation and last use. */
 type KeyLookup = (hash: string) => Promise<{ id: number; revokedAt: Date | null; lastUsedAt: Date | null } | null>;
 
-/**
- * On SQLite, a statement prepared once on the service's own connection (Database.sqlite), for the
- * same reason as the pets' hot path (src/pets/pet-repository.ts; the cost of a Prisma lookup:
- * docs/benchmarks.md). Prisma stores DateTime columns there as ISO-8601 text.
- */
+/** A statement on our own SQLite connection: a Prisma lookup costs per request (docs/benchmarks.md). */
 function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
   const byHash = db
     .prepare<[string], [bigint, string | null, string | null]>('SELECT id, revoked_at, last_used_at FROM api_keys WHERE hash = ?')
@@ -63,7 +53,6 @@ function sqliteKeyLookup(db: Sqlite.Database): KeyLookup {
 export function createApiKeyStore(prisma: PrismaClient, options: ApiKeyStoreOptions = {}): ApiKeyStore {
   const now = options.now ?? (() => new Date());
   const onBookkeepingError = options.onBookkeepingError ?? (() => {});
-  /** Keys whose last_used_at write is under way: one at a time per key. */
   const writing = new Set<number>();
   const noteUse = (id: number, at: Date) => {
     if (writing.has(id)) return;

@@ -1,7 +1,5 @@
-// `npm run keys -- <command>`: manages the API keys in the database DATABASE_URL names.
-//   create --name <name>   issues a key; the key is printed once, alone on the last line of stdout
-//   list                   name, id, creation and last use (never a secret)
-//   revoke --name <name>   revokes; every instance refuses the key from its next request on
+// `npm run keys -- create --name <n> | list | revoke --name <n>`: the API keys in DATABASE_URL's database.
+// `create` prints the key once, alone on stdout's last line. @see docs/security.md "API keys"
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { migrateDatabase, openDatabase } from '../db/database.js';

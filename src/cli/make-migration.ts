@@ -1,5 +1,5 @@
-// `npm run db:migration -- <name>`: after a change to prisma/models.prisma, rewrites each
-// provider's schema from it and writes each provider's next migration, offline.
+// `npm run db:migration -- <name>`: rewrites each provider's schema from prisma/models.prisma and
+// writes its next migration, offline.
 import { createMigration } from '../db/migrations.js';
 import { offlineDiffAdapter } from '../db/offline-diff-adapters.js';
 import { writeProviderSchemas } from '../db/provider-schemas.js';

@@ -1,5 +1,4 @@
-// `npm run db:migrate`: applies pending migrations to the database DATABASE_URL names, through
-// DATABASE_DIRECT_URL when set (the same step `npm start` runs first), offline.
+// `npm run db:migrate`: applies pending migrations (through DATABASE_DIRECT_URL when set), offline.
 import { loadConfig } from '../config.js';
 import { migrateDatabase } from '../db/database.js';
 

@@ -1,8 +1,4 @@
-// `npm run db:seed`: adds the sample inventory (src/db/seed.ts) where it is missing, on the
-// database DATABASE_URL names. Running it again adds nothing.
-//
-// It migrates first, like npm start: a no-op on an up-to-date database, so it works beside a
-// running `npm run dev` too.
+// `npm run db:seed`: adds the missing sample pets (src/db/seed.ts). Migrates first, like npm start.
 import { loadConfig } from '../config.js';
 import { migrateDatabase, openDatabase } from '../db/database.js';
 import { SAMPLE_PETS, seedDatabase } from '../db/seed.js';

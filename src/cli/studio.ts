@@ -1,9 +1,5 @@
-// `npm run studio`: Prisma Studio on the database DATABASE_URL names, SQLite or PostgreSQL, on a
-// fixed port (STUDIO_DEFAULT_PORT unless `-- --port N` is given) and without opening a browser
-// unless `-- --browser <name>` says so. Studio refuses a relative SQLite URL (`file:./x.db` is an
-// "unknown protocol" to it), so SQLite is handed the absolute form.
-// Prisma's CLI runs as this process's only child, on this Node: SIGTERM/SIGINT reach it, and this
-// exits with its code once it has stopped (`npx` between them would keep Studio listening).
+// `npm run studio`: Prisma Studio on DATABASE_URL's database, on a fixed port, no browser unless asked.
+// Prisma's CLI is our only child (no `npx` between), so signals reach it. @see docs/development.md
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
@@ -12,7 +8,7 @@ import { loadConfig } from '../config.js';
 import { migrateDatabase } from '../db/database.js';
 import { PROJECT_ROOT, providerOf, sqliteFilePath } from '../db/providers.js';
 
-/** Prisma's own documented example port: where `npm run studio` always opens unless told otherwise. */
+/** Prisma's own documented example port. */
 export const STUDIO_DEFAULT_PORT = 5555;
 
 const userArgs = process.argv.slice(2);
@@ -22,12 +18,11 @@ const defaults = [
   ...(has('--browser', '-b') ? [] : ['--browser', 'none']),
 ];
 
-// Through DATABASE_DIRECT_URL when set: Studio keeps a session of its own, which a transaction pooler does not.
+// Studio keeps a session, which a transaction pooler does not: DATABASE_DIRECT_URL when set.
 const { databaseMigrationUrl: databaseUrl } = loadConfig();
 await migrateDatabase(databaseUrl); // so that Studio shows the tables even before the first start
 const studioUrl = providerOf(databaseUrl) === 'sqlite' ? pathToFileURL(sqliteFilePath(databaseUrl)).href : databaseUrl;
 
-/** The value of `--port N`, `--port=N`, `-p N` among the user's arguments, or the default. */
 function studioPort(): string {
   for (const [index, arg] of userArgs.entries()) {
     const [flag, value] = arg.split('=');
@@ -35,8 +30,7 @@ function studioPort(): string {
   }
   return String(STUDIO_DEFAULT_PORT);
 }
-// Studio opens on the first table in alphabetical order (idempotency_records); its address keeps
-// the view in the fragment, so this link opens on the pets.
+// Studio opens on the first table alphabetically; the fragment opens it on the pets.
 const schema = providerOf(databaseUrl) === 'sqlite' ? 'main' : (new URL(databaseUrl).searchParams.get('schema') ?? 'public');
 console.log(`Prisma Studio: http://localhost:${studioPort()}/#schema=${schema}&table=pets&view=table (the pets table)`);
 

@@ -49,14 +49,14 @@ function sqliteCodeFault(code: string): DatabaseFault | null {
   return null;
 }
 
+/** The error of a query refused because the pool's wait queue is full (src/db/database.ts). */
+export const POOL_QUEUE_FULL = 'the database connection pool has DATABASE_POOL_QUEUE_LIMIT queries waiting already';
+
 /**
  * The `pg` driver's own errors for a connection that failed or went silent. They carry no code,
  * and adapter-pg passes them through untranslated, so their fixed messages are all there is to
  * recognise them by.
  */
-/** The error of a query refused because the pool's wait queue is full (src/db/database.ts). */
-export const POOL_QUEUE_FULL = 'the database connection pool has DATABASE_POOL_QUEUE_LIMIT queries waiting already';
-
 const PG_CONNECTION_FAILURES = new Set([
   POOL_QUEUE_FULL,
   'Connection terminated unexpectedly',

@@ -1,5 +1,4 @@
-// The child process of migrate-in-child.ts: receives { databaseUrl }, applies the pending
-// migrations, sends back what it applied (or its error's message and code), and exits.
+// Child of migrate-in-child.ts: applies the migrations for { databaseUrl }, reports, exits.
 import { migrateDatabase } from './database.js';
 import type { MigrationOutcome } from './migrate-in-child.js';
 

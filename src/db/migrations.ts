@@ -1,12 +1,6 @@
-// The migration folders in prisma/<provider>/migrations: applying them, and writing the next one.
-//
-// The folders have exactly the layout `prisma migrate` uses (one `<timestamp>_<name>/migration.sql`
-// each, plus `migration_lock.toml`), and applying them records `_prisma_migrations` the way
-// `prisma migrate deploy` does. Beside each migration.sql we keep `schema.prisma`, the schema as
-// of that migration: the next migration is the diff from it to the current schema, which needs
-// no shadow database. (Diffing from the migrations themselves needs a shadow database, which
-// Prisma 7.10's driver adapters do not give offline; diffing from the live database fails on
-// PostgreSQL.)
+// Applies and writes the migration folders in prisma/<provider>/migrations, in `prisma migrate`'s
+// layout. Each keeps its schema.prisma, so the next migration is a diff needing no shadow database.
+// @see docs/development.md "Migrations and the two providers"
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { setTimeout } from 'node:timers/promises';
@@ -54,7 +48,6 @@ async function readMigrationList(layout: SchemaLayout) {
   };
 }
 
-/** The migrations the database records as applied, or null when it has no migration table yet. */
 async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<Set<string> | null> {
   const connection = await adapterFactory.connect();
   try {
@@ -71,11 +64,7 @@ async function recordedMigrations(adapterFactory: SqlMigrationAwareDriverAdapter
   }
 }
 
-/**
- * Whether a migration folder is not yet recorded as applied in the database (or it has no
- * migration table yet): a plain query, without the schema engine. A database that cannot be
- * opened at all throws.
- */
+/** Whether a migration is unrecorded: a plain query, without the schema engine. */
 export async function migrationsPending(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<boolean> {
   const folders = await migrationFolderNames(layout.migrationsDir);
   const recorded = await recordedMigrations(adapterFactory);
@@ -83,13 +72,8 @@ export async function migrationsPending(adapterFactory: SqlMigrationAwareDriverA
 }
 
 /**
- * Applies every migration folder not yet recorded in the database's `_prisma_migrations`.
- * Returns the names of the migrations applied by this call (empty when up to date).
- *
- * The engine is only started when something is pending: on SQLite it takes the file with
- * `locking_mode=EXCLUSIVE`, which fails while any other process (a running instance, `npm run
- * keys`) has it open. So an up-to-date database is checked with a plain query instead, and a
- * real migration of a SQLite file needs the other processes stopped (README).
+ * Applies every migration not yet in `_prisma_migrations`; returns their names. The engine starts only
+ * when something is pending: on SQLite it takes an exclusive lock other processes would fail.
  */
 export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory, layout: SchemaLayout): Promise<string[]> {
   const schema = { path: layout.schemaPath, content: await readFile(layout.schemaPath, 'utf8') };
@@ -107,8 +91,7 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
         await close();
       }
     } catch (error) {
-      // Another process holds the SQLite file (two instances starting on a fresh file: one
-      // migrates, the other finds it locked). Wait, then look again: usually it is done by then.
+      // Two instances on a fresh file: one migrates, the other waits for it.
       if (attempt >= MIGRATION_LOCK_ATTEMPTS || !isLockedBySomeoneElse(error)) throw error;
       await setTimeout(MIGRATION_LOCK_WAIT_MS);
     }
@@ -118,16 +101,12 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
 const MIGRATION_LOCK_ATTEMPTS = 50;
 const MIGRATION_LOCK_WAIT_MS = 200;
 
-/** The engine's report of SQLite's busy lock (the adapter's kind for it is `SocketTimeout`). */
+/** The adapter reports SQLite's busy lock as `SocketTimeout`. */
 function isLockedBySomeoneElse(error: unknown): boolean {
   return error instanceof Error && /SocketTimeout|database is locked/.test(error.message);
 }
 
-/**
- * Writes `<timestamp>_<name>/migration.sql` with the SQL that takes the schema of the latest
- * migration (or an empty database) to the current schema file. Returns the folder written, or
- * null when the schema has not changed. Needs no database: `adapterFactory` is never queried.
- */
+/** Writes the next migration.sql, or returns null when the schema has not changed. Needs no database. */
 export async function createMigration(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   layout: SchemaLayout,

@@ -1,10 +1,5 @@
-// Driver adapters for writing a migration with no database server at hand.
-//
-// A migration is the diff between two schema files (src/db/migrations.ts `createMigration`), so
-// it needs no data; but the schema engine opens a connection first and asks the server who it
-// is. SQLite answers that from memory. For PostgreSQL, a stand-in answers that one handshake
-// query as a PostgreSQL server of the version we support would, and refuses anything else, so a
-// future engine that needs more from the server fails loudly instead of diffing against nothing.
+// Adapters for writing a migration with no server: the engine only asks the server's version; the
+// PostgreSQL stand-in answers that query alone and refuses the rest, so a needier engine fails loudly.
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import {
   ColumnTypeEnum,
@@ -15,10 +10,9 @@ import {
 } from '@prisma/driver-adapter-utils';
 import type { Provider } from './providers.js';
 
-/** The oldest PostgreSQL the service is tested on (Debian 12's); the engine may shape SQL by version. */
+/** The oldest PostgreSQL we test on (Debian 12's). */
 const POSTGRES_VERSION = { text: 'PostgreSQL 15.0', number: 150_000 };
 
-/** The engine's opening question: does the schema exist, and which server version is this. */
 const HANDSHAKE = /^SELECT EXISTS\(SELECT 1 FROM pg_namespace WHERE nspname = \$1\), version\(\)/;
 
 function postgresHandshakeOnly(): SqlDriverAdapter {
@@ -44,7 +38,6 @@ function postgresHandshakeOnly(): SqlDriverAdapter {
   };
 }
 
-/** An adapter factory the schema engine can diff schema files with, needing no server. */
 export function offlineDiffAdapter(provider: Provider): SqlMigrationAwareDriverAdapterFactory {
   if (provider === 'sqlite') return new PrismaBetterSqlite3({ url: ':memory:' });
   return {

@@ -1,18 +1,8 @@
-// The per-provider Prisma schemas, written from the one data model in prisma/models.prisma.
-//
-// Prisma fixes the datasource provider per schema file and generates one client per schema, so
-// SQLite and PostgreSQL need a schema each; their models must not drift apart, or the two
-// backends would serve different APIs. So the models are written once, and each provider's file
-// is that text under a generated header, with the one difference the providers need (below).
+// Writes each provider's Prisma schema from prisma/models.prisma, so the two clients never drift apart.
 import { readFile, writeFile } from 'node:fs/promises';
 import { MODELS_PATH, PROVIDERS, schemaLayout, type Provider } from './providers.js';
 
-/**
- * SQLite only makes a column its rowid (and so autoincrements it) when it is declared `INTEGER
- * PRIMARY KEY`: Prisma writes that for `Int @id`, but `BigInt @id` gives `BIGINT … PRIMARY KEY`,
- * where every insert fails on a null id. SQLite's INTEGER is 64-bit anyway, so `Int` there still
- * holds every int64 id. (On PostgreSQL `Int` would be a 32-bit SERIAL, hence BigInt in the models.)
- */
+/** SQLite autoincrements only `INTEGER PRIMARY KEY`; its INTEGER is 64-bit, so `Int` holds an int64 id. */
 const SQLITE_AUTOINCREMENT_ID = /^(\s+\w+\s+)BigInt(\s+@id\s+@default\(autoincrement\(\)\))/gm;
 
 function header(provider: Provider): string {
@@ -31,9 +21,7 @@ datasource db {
 `;
 }
 
-/** The text of prisma/<provider>/schema.prisma for the given data model. */
 export function renderProviderSchema(provider: Provider, models: string): string {
-  // The models file's own leading comment is about the file, not the schema: keep from the first block.
   const body = models.slice(models.search(/^(enum|model|type|view)\s/m));
   const providerBody = provider === 'sqlite' ? body.replace(SQLITE_AUTOINCREMENT_ID, '$1Int   $2') : body;
   return `${header(provider)}\n${providerBody}`;

@@ -1,9 +1,5 @@
-// Prisma's schema engine, run as WebAssembly so that migrations need no download.
-//
-// The Prisma CLI fetches a native schema-engine binary before `migrate`, and that fetch cannot
-// succeed on our machines or in CI. `@prisma/schema-engine-wasm` is the same engine compiled to
-// WASM; its entry file imports the `.wasm` as an ES module, which Node 20 cannot load, so it is
-// instantiated by hand here. Everything else in src/db talks to the engine through this module.
+// Prisma's schema engine as WebAssembly: the CLI's native engine is a download we cannot make.
+// Node cannot import the package's `.wasm` as a module, so it is instantiated here.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -12,7 +8,6 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import * as bindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { SchemaEngine } from '@prisma/schema-engine-wasm';
 
-// The global WebAssembly object, typed as much as we use of it (Node's types leave it out).
 const wasmApi = (
   globalThis as unknown as {
     WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: object } }> };
@@ -23,7 +18,6 @@ let loaded: Promise<void> | undefined;
 
 function loadWasm(): Promise<void> {
   loaded ??= (async () => {
-    // The package exports no path to its .wasm, so find it beside the bindings module.
     const bindingsFile = createRequire(import.meta.url).resolve('@prisma/schema-engine-wasm/schema_engine_bg');
     const bytes = await readFile(join(dirname(bindingsFile), 'schema_engine_bg.wasm'));
     const { instance } = await wasmApi.instantiate(bytes, { './schema_engine_bg.js': bindings });
@@ -36,19 +30,17 @@ function loadWasm(): Promise<void> {
 
 export interface OpenSchemaEngine {
   engine: SchemaEngine;
-  /** Frees the engine and closes every connection it opened (it does not close them itself). */
+  /** Also closes the engine's connections (freeing it does not). */
   close(): Promise<void>;
 }
 
-/** Opens a schema engine on the database behind `adapterFactory`, for the given schema file. */
 export async function openSchemaEngine(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   schema: { path: string; content: string },
   log: (message: string) => void = () => {},
 ): Promise<OpenSchemaEngine> {
   await loadWasm();
-  // Freeing the engine leaves its connections open, and an open SQLite connection keeps its
-  // locks: track what it opens so that close() can dispose of it.
+  // Tracked for close(): an open SQLite connection keeps its locks.
   const opened: SqlDriverAdapter[] = [];
   const tracked: SqlMigrationAwareDriverAdapterFactory = {
     provider: adapterFactory.provider,

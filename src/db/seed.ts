@@ -1,14 +1,8 @@
-// A realistic sample inventory for local development and demos (`npm run db:seed`). Idempotent:
-// a pet is added only when no pet with the same name and category exists, so a second run adds
-// nothing and pets added by hand are left alone. Through Prisma, as a database tool: the pet
-// repository speaks the API's operations, and "find by name" is not one of them.
+// Sample pets for development (`npm run db:seed`); adds only what is missing, through Prisma.
 import type { PetStatus } from '../domain/pet-schemas.js';
 import type { PrismaClient } from './database.js';
 
-/**
- * The categories the samples use. The contract knows categories only by id (spec section 2), so
- * these names are the samples' own convention, not data the service has.
- */
+/** The samples' own names: the contract knows categories only by id. */
 const SAMPLE_CATEGORIES = { dogs: 1, cats: 2, birds: 3, fish: 4, reptiles: 5 } as const;
 
 const { dogs, cats, birds, fish, reptiles } = SAMPLE_CATEGORIES;
@@ -31,7 +25,6 @@ export const SAMPLE_PETS: ReadonlyArray<{ name: string; categoryId: number; stat
   { name: 'Shelly', categoryId: reptiles, status: 'sold' },
 ];
 
-/** Adds the sample pets the database lacks; returns how many it added. */
 export async function seedDatabase(prisma: PrismaClient): Promise<number> {
   let added = 0;
   for (const pet of SAMPLE_PETS) {

@@ -1,35 +1,23 @@
-// Hot-path SQL: statements written once, prepared once per connection and run on the drivers
-// (better-sqlite3 connections of the service's own; the `pg` pool Prisma's adapter also runs on),
-// not through Prisma's query pipeline, which costs far more per request (figure in
-// docs/benchmarks.md). Prisma keeps the models, the migrations and its own paths; src/db/database.ts
-// opens the connections. The one place where the two dialects differ: placeholders (`?` → `$n`),
-// preparing (named statements on PostgreSQL, the unnamed one through a transaction pooler), how
-// Dates and 64-bit integers are written and read, which error is a unique violation, and
-// transactions (see each function below).
+// Hot-path SQL on the drivers, not through Prisma's query pipeline (cost: docs/benchmarks.md, "Figures
+// behind the code's choices"). The one place the dialects differ: placeholders, preparing, Dates and
+// int64, unique violations, transactions. @see docs/architecture.md "Where we depart from a library, and why"
 import type Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
 
 export type SqlDialect = 'sqlite' | 'postgresql';
 type SqlValue = string | number | bigint | Date | null;
-/** A result row: the statement's columns, in its SELECT / RETURNING order. */
 export type SqlRow = unknown[];
 
-/** One statement, in the SQL both databases share, with `?` placeholders. */
 export interface Statement {
-  /** Unique per statement text: PostgreSQL's prepared-statement name (unless through a transaction pooler). */
   readonly name: string;
   readonly text: string;
-  /**
-   * PostgreSQL's own text with `$n` placeholders and the same parameters, where the shared SQL
-   * would be planned badly there (the statement says why).
-   */
+  /** PostgreSQL's own text (`$n` placeholders), where the shared SQL would be planned badly there. */
   readonly postgresql?: string;
 }
 
 const names = new Map<string, string>();
 
-/** Declares a statement. Each name belongs to one text for the life of the process. */
 export function statement(name: string, text: string, options: { postgresql?: string } = {}): Statement {
   const key = `${text}\n${options.postgresql ?? ''}`;
   const known = names.get(name);
@@ -38,7 +26,6 @@ export function statement(name: string, text: string, options: { postgresql?: st
   return Object.freeze({ name, text, ...options });
 }
 
-/** The statement's text in a dialect: `?` becomes `$n` on PostgreSQL, unless it has a text of its own there. */
 export function textFor(dialect: SqlDialect, { text, postgresql }: Statement): string {
   if (dialect === 'sqlite') return text;
   if (postgresql !== undefined) return postgresql;
@@ -46,44 +33,30 @@ export function textFor(dialect: SqlDialect, { text, postgresql }: Statement): s
   return text.replace(/\?/g, () => `$${++index}`);
 }
 
-/** Runs statements, on the database's shared connection(s) or inside one transaction. */
 export interface SqlSession {
-  /**
-   * Runs a statement and resolves with its rows (empty for a write without RETURNING). A write
-   * resolves only once committed (outside a transaction: its own autocommit); any error, the
-   * commit's included, rejects.
-   */
+  /** Resolves with the rows once committed; any error, the commit's included, rejects. */
   query(statement: Statement, values: readonly SqlValue[]): Promise<SqlRow[]>;
 }
 
 export interface SqlDatabase extends SqlSession {
   readonly dialect: SqlDialect;
   /**
-   * Runs `work` in a transaction on a connection of its own, committed when `work` resolves and
-   * rolled back when it (or the commit) rejects. Nothing else runs on that connection meanwhile.
-   * `work` runs statements on its session and nothing else (no other I/O, no timers): on SQLite
-   * the transaction holds the database's write lock from BEGIN to COMMIT, and a statement on the
-   * shared connection would wait for it, synchronously, until the busy timeout.
+   * Runs `work` in a transaction on a connection of its own. `work` does statements only: on SQLite
+   * the write lock is held from BEGIN to COMMIT and the shared connection would block on it.
    */
   transaction<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
-  /** Whether an error is a unique-index violation (a row with the same key exists). */
   isUniqueViolation(error: unknown): boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
 // SQLite: better-sqlite3, synchronous.
 
-/** A Date as Prisma's SQLite adapter stores it (its default `iso8601` timestamp format). */
+/** As Prisma's SQLite adapter stores a Date (`iso8601`). */
 function sqliteValue(value: SqlValue): Exclude<SqlValue, Date> {
   return value instanceof Date ? value.toISOString().replace('Z', '+00:00') : value;
 }
 
-/**
- * Runs one statement on one better-sqlite3 connection: the only place SQLite statements execute.
- * `all()` for statements that return rows (RETURNING included) and `run()` for the others: both
- * step the statement to its end and throw the commit's error (SQLITE_FULL, an I/O error, a busy
- * lock). `get()` must not be used for writes: it steps once and resets, discarding that error.
- */
+/** Never `get()` for writes: it steps once and discards the commit's error (SQLITE_FULL, I/O, busy). */
 function sqliteExecutor(db: Sqlite.Database): SqlSession['query'] {
   const prepared = new Map<Statement, Sqlite.Statement<unknown[], SqlRow>>();
   const run = (statement: Statement, values: readonly SqlValue[]): SqlRow[] => {
@@ -102,15 +75,12 @@ function sqliteExecutor(db: Sqlite.Database): SqlSession['query'] {
     try {
       return run(statement, values);
     } catch (error) {
-      // Another process holds the write lock past the (short) busy timeout: wait for it without
-      // blocking the event loop (src/db/sqlite-busy-retry.ts).
       if (!isSqliteBusy(error)) throw error;
       return retryWhileBusy(() => run(statement, values));
     }
   };
 }
 
-/** Runs `task`s one at a time, in the order they were given. */
 function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();
   return (task) => {
@@ -121,12 +91,8 @@ function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
 }
 
 /**
- * SQLite: statements on `shared` (the connection Prisma also runs on), transactions on
- * `transactions`, a second connection to the same file. A transaction there is `BEGIN IMMEDIATE`
- * (the write lock up front, so two writers never deadlock upgrading a read lock) … `COMMIT`, and
- * transactions take turns on it: a statement of another request must never land inside one
- * (its effect would vanish with a rollback), which a connection of its own and one transaction
- * at a time rule out. Across processes, SQLite's lock (and its busy timeout) orders them.
+ * SQLite: statements on `shared`, transactions one at a time on `transactions` (BEGIN IMMEDIATE, so two
+ * writers never deadlock upgrading a read lock), so no other request's statement lands inside one.
  */
 export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Database): SqlDatabase {
   const query = sqliteExecutor(shared);
@@ -141,15 +107,13 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
     query,
     transaction: (work) =>
       oneAtATime(async () => {
-        // Waiting for another process's write lock happens here, asynchronously; once begun, the
-        // transaction holds the lock and its statements never wait.
         await retryWhileBusy(() => begin.run());
         try {
           const result = await work(session);
           commit.run();
           return result;
         } catch (error) {
-          // A failed COMMIT may leave the transaction open (SQLITE_BUSY); anything else closes it.
+          // A failed COMMIT may leave the transaction open (SQLITE_BUSY).
           if (transactions.inTransaction) rollback.run();
           throw error;
         }
@@ -163,49 +127,31 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL: a pg pool.
 
-/** A Date as UTC text: PostgreSQL's `timestamp(3)` columns (Prisma's DateTime) hold UTC wall-clock time. */
+/** `timestamp(3)` columns hold UTC wall-clock time. */
 function postgresValue(value: SqlValue): Exclude<SqlValue, Date | bigint> {
   if (value instanceof Date) return value.toISOString();
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-/** How PostgreSQL statements run: src/db/database.ts decides from DATABASE_URL. */
 export interface PostgresOptions {
-  /**
-   * Named prepared statements (parsed once per connection), or false for the unnamed statement
-   * (parsed with every execution), which is all a transaction pooler such as PgBouncer 1.18 in
-   * `pool_mode = transaction` can carry: it hands each statement to any server connection.
-   */
+  /** False for the unnamed statement, all a transaction pooler (PgBouncer, transaction mode) carries. */
   namedStatements: boolean;
-  /** Told of every error a statement fails with, before it is thrown (src/db/database.ts logs a hint). */
   onError?: (error: unknown) => void;
 }
 
 const asText = (text: string) => text;
 
-/**
- * How pg reads our statements' columns: its own parsers, except int8 (`bigint`: Prisma's BigInt,
- * autoincrement ids) as its text, which is what pg's int8 parser returns too, after testing each
- * value with a regular expression. The repositories read it through src/domain/int64.ts.
- */
+/** int8 as its text (pg's own parser tests it with a regex first); read through src/domain/int64.ts. */
 const POSTGRES_TYPES: pg.CustomTypesConfig = {
   getTypeParser: (oid, format) =>
     oid === pg.types.builtins.INT8 && format !== 'binary' ? asText : (pg.types.getTypeParser(oid, format) as unknown),
 };
 
-/**
- * A statement as pg runs it: pg's query config (its text with `$n` placeholders, its name, none
- * for the unnamed statement, and rows as arrays), made once per statement and frozen.
- */
 type PostgresQuery = Readonly<pg.QueryArrayConfig>;
 
 /**
- * Runs one statement on the pool or on one pooled connection: the only place PostgreSQL
- * statements execute. Each execution hands pg a config that inherits the statement's frozen one
- * and has no property of its own, with the values as pg's second argument: pg copies a config's
- * own properties, by their descriptors, into every query it builds (keeping the prototype), and
- * for a plain config object that copy cost more than the rest of the query's making
- * (docs/benchmarks.md). test/db/pet-repository.test.ts checks the names and array rows arrive.
+ * Each execution inherits the statement's frozen pg config: pg copies a config's own properties per
+ * query, which cost more than the rest (docs/benchmarks.md, "Figures behind the code's choices").
  */
 function postgresExecutor(
   client: pg.Pool | pg.PoolClient,
@@ -229,11 +175,7 @@ function postgresExecutor(
   };
 }
 
-/**
- * PostgreSQL: statements on the pool (each on whichever connection is free), transactions on one
- * connection taken from the pool for the whole BEGIN … COMMIT and returned after. A connection
- * whose ROLLBACK failed is closed rather than returned: its state is unknown.
- */
+/** PostgreSQL: a connection whose ROLLBACK failed is closed, not returned: its state is unknown. */
 export function postgresDatabase(pool: pg.Pool, options: PostgresOptions): SqlDatabase {
   const queries = new WeakMap<Statement, PostgresQuery>();
   return {

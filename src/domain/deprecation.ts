@@ -1,11 +1,7 @@
-// An operation's deprecation: when it was deprecated, when it goes away, and where its replacement
-// is documented. Procedures carry it in their meta (ApiMeta, src/api/meta.ts); src/http/deprecation-headers.ts says
-// how it is announced on the wire.
+// An operation's deprecation, carried in its meta (src/api/meta.ts); the headers: src/http/deprecation-headers.ts.
 export interface Deprecation {
-  /** When the operation became deprecated. */
   since: Date;
-  /** When it will be removed. */
   sunset: Date;
-  /** Where its replacement is documented (a URL or an absolute path on this server). */
+  /** A URL or an absolute path on this server. */
   documentation: string;
 }

@@ -10,7 +10,7 @@
 // A refused connection is destroyed at once: no answer is written, so refusing costs next to
 // nothing. Requests in flight are never cut by these caps.
 //
-// What one connection holds is bounded too, however slowly it reads (docs/operations.md, "What a
+// What one connection holds is bounded too, however slowly it reads (docs/security.md, "What a
 // connection holds"):
 // - at most `maxInFlightPerConnection` of its requests are in the app at once, each counted until
 //   its answer is handed to the kernel, so an answer waiting behind an unread one still counts. The

@@ -23,7 +23,7 @@ import {
 } from '../api/errors.js';
 import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal } from '../api/refusals.js';
 import { KEY_REUSED_MESSAGE } from '../idempotency/idempotency-store.js';
-import type { RestRoute } from './rest-routes.js';
+import { strictParamProblem, type RestRoute } from './rest-routes.js';
 
 export const API_TITLE = 'Animal Store';
 const API_VERSION = '1.0.0';
@@ -107,8 +107,12 @@ type HeaderName = keyof typeof HEADERS;
 
 const headerRefs = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
-/** Statuses whose answers passed the per-key limiter (the procedure ran, or the limit refused it). */
-const RATE_LIMITED_STATUSES = new Set(['200', '201', '400', '404', '422', '429', '500', '503']);
+/**
+ * Statuses answered before the per-key limiter runs, so without its RateLimit headers: a refused key
+ * (401), a body Fastify refuses (413, 415), and what Node's parser refuses (408, 431). Every other
+ * answer of an operation, its success included, passed the limiter (or is its refusal, 429).
+ */
+const BEFORE_THE_LIMITER = new Set(['401', '408', '413', '415', '431']);
 
 /**
  * The headers a response with `status` carries. A 408 or a 431 is written by Node's parser's handler
@@ -117,20 +121,15 @@ const RATE_LIMITED_STATUSES = new Set(['200', '201', '400', '404', '422', '429',
 function responseHeaders(status: string, route: RestRoute): Record<string, unknown> {
   if (status === '408' || status === '431') return {};
   const names: HeaderName[] = ['X-Request-Id', 'traceparent'];
-  if (RATE_LIMITED_STATUSES.has(status)) names.push('RateLimit', 'RateLimit-Policy');
+  if (!BEFORE_THE_LIMITER.has(status)) names.push('RateLimit', 'RateLimit-Policy');
   if (status === '429' || status === '503') names.push('Retry-After');
   if (status === '401') names.push('WWW-Authenticate');
-  if (status === '201' && route.meta.openapi?.requestHeaders) names.push('Idempotent-Replayed');
+  if (status === String(route.successStatus) && route.meta.openapi?.requestHeaders?.shape['Idempotency-Key']) {
+    names.push('Idempotent-Replayed');
+  }
   if (route.meta.deprecation) names.push('Deprecation', 'Sunset', 'Link');
   return headerRefs(...names);
 }
-
-/** What an operation's 400 and 404 say, e.g. (the other statuses say the same on every operation). */
-const OPERATION_EXAMPLES: Record<string, Partial<Record<number, string>>> = {
-  listPets: { 400: 'limit: must be at most 100' },
-  createPet: { 400: 'categoryId: must be an integer' },
-  getPet: { 400: 'petId: must be an integer', 404: 'No pet has id 42.' },
-};
 
 /** Each error status's example answer, in the words the service uses, from the functions that write them. */
 const ERROR_EXAMPLES: Record<number, ErrorAnswer> = {
@@ -146,9 +145,22 @@ const ERROR_EXAMPLES: Record<number, ErrorAnswer> = {
   503: answerForRefusal(databaseFaultRefusal('unavailable')),
 };
 
+/**
+ * What an operation's answer of `status` says, e.g.: the procedure's own example (`errorExamples`
+ * in its metadata); for a 400 of an operation with integer parameters, what their check says of the
+ * first; else the service's words for the status; else the status's description.
+ */
+function exampleMessage(status: number, route: RestRoute, description: string): string {
+  const own = route.meta.errorExamples?.[status];
+  if (own !== undefined) return own;
+  const [integer] = route.integerParams;
+  if (status === 400 && integer !== undefined) return strictParamProblem(route, { [integer]: 'x' }, {}) ?? '';
+  return ERROR_EXAMPLES[status]?.message ?? description;
+}
+
 /** The envelope, with an example answer of `status` for `route`. */
-function errorContent(status: number, route: RestRoute) {
-  const message = OPERATION_EXAMPLES[route.meta.openapi?.operationId ?? '']?.[status] ?? ERROR_EXAMPLES[status]?.message ?? '';
+function errorContent(status: number, route: RestRoute, description: string) {
+  const message = exampleMessage(status, route, description);
   return {
     'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorEnvelope(status, message) },
   };
@@ -209,7 +221,8 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
       'does not support 405 with `Allow`, before the key is checked: they tell only what this document shows.',
     version: API_VERSION,
     baseUrl: REST_BASE_PATH,
-    tags: ['Pets', 'Store'],
+    // Every tag an operation names, then those described here (Store: named by the contract, no operation yet).
+    tags: [...new Set([...routes.flatMap((route) => route.meta.openapi?.tags ?? []), ...Object.keys(TAG_DESCRIPTIONS)])],
     securitySchemes: {
       [SECURITY_SCHEME]: {
         type: 'http',
@@ -228,9 +241,13 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
   document.components.headers = HEADERS as never;
   const { $schema: _dialect, ...errorSchema } = toJSONSchema(ErrorEnvelope, { target: 'draft-2020-12' });
   // Swagger UI labels a collapsed array by its items' `type`, and a bare `$ref` has none: `Pets`
-  // read `array<any>` on the docs page. The type beside the reference (JSON Schema 2020-12 allows it) reads `array<object>`.
-  const pets = document.components.schemas.Pets as { items?: Record<string, unknown> } | undefined;
-  if (pets?.items && typeof pets.items.$ref === 'string') pets.items = { ...pets.items, type: 'object' };
+  // read `array<any>` on the docs page. The referenced schema's type beside the reference (JSON
+  // Schema 2020-12 allows it) reads `array<object>`.
+  const schemas = document.components.schemas as Record<string, { type?: string; items?: { $ref?: string } }>;
+  for (const schema of Object.values(schemas)) {
+    const type = schema.items?.$ref && schemas[schema.items.$ref.replace('#/components/schemas/', '')]?.type;
+    if (type) schema.items = { ...schema.items, type } as typeof schema.items;
+  }
   document.components.schemas.Error = withExtensibleCode(errorSchema as unknown as ErrorSchema);
 
   // The generator describes errors with its own body shape, in response objects it shares
@@ -242,7 +259,9 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
     const operation = document.paths?.[route.path]?.[route.method.toLowerCase() as 'get'] as Operation | undefined;
     if (!operation) throw new Error(`The generated document has no ${route.method} ${route.path}`);
     const success = String(route.successStatus);
-    const responses: Operation['responses'] = { [success]: operation.responses['200']! };
+    // The generator describes every success as a 200 with a JSON body; a 204 has none.
+    const { content, ...withoutBody } = operation.responses['200']!;
+    const responses: Operation['responses'] = { [success]: route.successStatus === 204 ? withoutBody : { ...withoutBody, content } };
     const errors = {
       ...route.meta.openapi?.errorResponses,
       408:
@@ -255,7 +274,7 @@ export async function buildOpenApiDocument(router: AnyTRPCRouter, routes: readon
         "space. Nothing was written. Retry after the `Retry-After` header's seconds.",
     } as Record<string, string>;
     for (const [status, description] of Object.entries(errors)) {
-      responses[status] = { description, content: errorContent(Number(status), route) };
+      responses[status] = { description, content: errorContent(Number(status), route, description) };
     }
     for (const [status, response] of Object.entries(responses)) {
       const headers = responseHeaders(status, route);

@@ -1,6 +1,8 @@
 // The methods a server has a route for at a path, for a 405's `Allow`: the public, static routes
-// outside /v1 and /trpc (`/`, /healthz, /readyz, /metrics), whose patterns are their paths.
+// outside /v1 and /trpc (`/`, /healthz, /readyz, /metrics), whose patterns are their paths; and
+// the methods the service answers anywhere, for CONNECT's and CORS's.
 import type { FastifyInstance } from 'fastify';
+import type { RestRoute } from './rest-routes.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** `hasRoute` reads its url as a route pattern (`:name`, `*`, regexes): only plain paths are asked. */
@@ -9,4 +11,13 @@ const PLAIN_PATH = /^\/[A-Za-z0-9/_.-]*$/;
 export function servedMethods(server: Pick<FastifyInstance, 'hasRoute'>, path: string): string[] {
   if (!PLAIN_PATH.test(path)) return [];
   return METHODS.filter((method) => server.hasRoute({ method, url: path }));
+}
+
+/**
+ * Every method the service answers somewhere (a CONNECT's 405 `Allow`, CORS's allowed methods): its pages' GET and HEAD,
+ * tRPC's GET and POST, and each REST route's, read from the procedures (`RestRoute.allow`).
+ */
+export function methodsServedAnywhere(routes: readonly RestRoute[]): string[] {
+  const served = new Set(['GET', 'HEAD', 'POST', ...routes.flatMap((route) => route.allow)]);
+  return METHODS.filter((method) => served.has(method));
 }

@@ -174,13 +174,6 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_JSON_HEADERS, ...deprecationHeadersOf(trpc.procedures, [path]) }]),
   );
 
-  /**
-   * What a request is (TrpcRequestKind), from its head alone: the one place a /trpc request is
-   * classified. The direct way takes only the plain cases; anything unusual goes to tRPC's handler,
-   * which then answers exactly as tRPC does: an `input` given twice (tRPC reads the first), one with
-   * a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a
-   * `trpc-accept` header, a body that starts with a byte order mark (checked once the body is read).
-   */
   /** The kinds of one call of each procedure, made once: [batched][direct]. */
   const callKinds = new Map(
     [...trpc.procedures.values()].map((procedure) => {
@@ -198,6 +191,13 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   const callKind = (procedure: ProcedureInfo, batched: boolean, direct: boolean) =>
     callKinds.get(procedure.path)![batched ? 1 : 0][direct ? 1 : 0];
 
+  /**
+   * What a request is (TrpcRequestKind), from its head alone: the one place a /trpc request is
+   * classified. The direct way takes only the plain cases; anything unusual goes to tRPC's handler,
+   * which then answers exactly as tRPC does: an `input` given twice (tRPC reads the first), one with
+   * a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a
+   * `trpc-accept` header, a body that starts with a byte order mark (checked once the body is read).
+   */
   function classify(request: FastifyRequest, path: string): TrpcRequestKind {
     if (request.method === 'HEAD') return NO_CALL;
     const query = request.query as Record<string, unknown>;

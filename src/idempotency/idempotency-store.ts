@@ -1,48 +1,30 @@
-// Idempotent requests (IETF draft "The Idempotency-Key HTTP Header Field"): the first request with
-// a key runs and its response is recorded in the same transaction as its effect; a repeat with the
-// same key and the same request replays that response and changes nothing; a repeat with another
-// request is refused. Records live in the database, so this holds across instances, and expire.
-//
-// The transaction is the hot-path SQL's (src/db/sql.ts), not Prisma's: the work inside it (a
-// create) runs the repository's own statements on the transaction's session, so there is one
-// implementation of each operation, inside a transaction or not.
+// Idempotency-Key (IETF draft): the first request's response is recorded in the transaction of its
+// effect; a repeat replays it, another request with the key is refused. @see docs/security.md "Idempotent creates"
 import { createHash } from 'node:crypto';
 import { DomainError } from '../domain/domain-errors.js';
 import { statement, type SqlDatabase, type SqlSession } from '../db/sql.js';
 
 interface IdempotentCall<T> {
-  /** Whose key space the key lives in: the API key's id. */
   scope: string;
-  /** The operation, e.g. `createPet`: one key may not be shared by two operations' records. */
+  /** One key may not be shared by two operations' records. */
   operation: string;
   key: string;
-  /** The validated request; its fingerprint decides "same request". */
   request: unknown;
-  /**
-   * Does the work, inside the transaction that also records its outcome: statements on `session`
-   * only, no other I/O (SqlDatabase.transaction says why).
-   */
+  /** Runs in the recording transaction: statements on `session` only (SqlDatabase.transaction). */
   perform: (session: SqlSession) => Promise<T>;
 }
 
-/** What a retry with a key already used for another request is told (422). */
 export const KEY_REUSED_MESSAGE = 'Idempotency-Key: was already used with a different request; use a new key for a new request';
 
 export interface IdempotencyStore {
   run<T>(call: IdempotentCall<T>): Promise<{ result: T; replayed: boolean }>;
 }
 
-/** How often one instance sweeps expired records away. */
 const SWEEP_INTERVAL_MS = 60_000;
 
-/**
- * An Idempotency-Key value: the draft's quoted string, or the bare token most clients send (also
- * the header's `pattern` in the OpenAPI document).
- */
+/** The draft's quoted string, or the bare token most clients send (the document's `pattern` too). */
 export const KEY_SYNTAX = /^"?([\x21\x23-\x7e]{1,255})"?$/;
 
-/** The key of a header value, or an error message for a malformed one. */
-/** No Idempotency-Key header: the same frozen answer for every request. */
 const NO_KEY: { key?: string; error?: string } = Object.freeze({});
 
 export function parseIdempotencyKey(header: string | string[] | undefined): { key?: string; error?: string } {
@@ -52,7 +34,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): { ke
   return match ? { key: match[1] } : { error: 'Idempotency-Key: must be 1 to 255 visible ASCII characters' };
 }
 
-/** JSON with sorted object keys, so that `{a,b}` and `{b,a}` are the same request. */
+/** Sorted keys, so `{a,b}` and `{b,a}` are the same request. */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -64,9 +46,8 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The columns prisma/models.prisma maps for IdempotencyRecord; `key` quoted, being a keyword in SQL. */
+/** `key` is quoted: a keyword in SQL. */
 const RECORDS = {
-  /** The record of a key: fingerprint, response, and whether it is still live at the given time. */
   find: statement(
     'idempotency_find',
     'SELECT fingerprint, response, expires_at > ? FROM idempotency_records WHERE scope = ? AND operation = ? AND "key" = ?',
@@ -92,8 +73,7 @@ export function createIdempotencyStore(sql: SqlDatabase, ttlMs: number, now: () 
     async run<T>({ scope, operation, key, request, perform }: IdempotentCall<T>) {
       const fingerprint = createHash('sha256').update(canonicalJson(request)).digest('hex');
       const id = [scope, operation, key];
-      // Two concurrent first requests: both run, the second's record hits the unique index, its
-      // transaction (and so its effect) is rolled back, and the retry replays the first.
+      // Concurrent first requests: the second's record hits the unique index, rolls back, and replays the first.
       for (let attempt = 1; ; attempt++) {
         const at = now();
         try {

@@ -1,37 +1,23 @@
-// Request limits: a fixed-window counter per key (an API key id, or a client address). A key's
-// window starts with its first request and lasts `windowMs`; within it at most `limit` requests
-// are allowed. This module is the in-memory store (one instance's own counts); with REDIS_URL the
-// budgets live in Redis and every instance leases them (redis-limiter.ts). Both implement Limiter.
-//
-// Why not @fastify/rate-limit or rate-limiter-flexible: the wrong-key budget is taken before a key
-// is checked and given back when it was right (src/http/authentication.ts), and @fastify/rate-limit's
-// stores cannot give back; its plugin answers refusals itself, while ours must answer in tRPC's
-// error shape on /trpc and share one budget between both surfaces; rate-limiter-flexible's memory
-// store keeps a timer per key with no bound on their number. What is left is a counter: a Map here,
-// leases of a hash per window in Redis (leased-limiter.ts).
+// Fixed-window request counters in memory (one instance's counts); redis-limiter.ts shares them.
+// Not @fastify/rate-limit: a wrong-key guess is counted before the check and given back, and both
+// surfaces share one budget. @see docs/architecture.md "Where we depart from a library, and why"
 
 export interface LimitDecision {
   allowed: boolean;
   limit: number;
-  /** Requests left in the current window after this one. */
   remaining: number;
-  /** Seconds until the window resets. */
   resetSeconds: number;
 }
 
-/** A counter of requests per key. Calls may answer synchronously (memory) or not (Redis). */
+/** Calls may answer synchronously (memory) or not (Redis). */
 export interface Limiter {
   readonly limit: number;
   readonly windowMs: number;
-  /** Counts `count` requests (default one) for `key` and says whether they are all within the limit. */
   take(key: string, count?: number): LimitDecision | Promise<LimitDecision>;
-  /** Says whether one more request for `key` would be within the limit, without counting it. */
   peek(key: string): LimitDecision | Promise<LimitDecision>;
-  /** Takes back one request counted by `take` (it turned out not to count). */
   giveBack(key: string): void | Promise<void>;
 }
 
-/** By default at most this many keys are tracked; past it the oldest windows are forgotten. */
 const MAX_TRACKED_KEYS = 100_000;
 
 interface Window {
@@ -49,7 +35,6 @@ function decision(limit: number, count: number, resetInMs: number): LimitDecisio
 }
 
 export class FixedWindowLimiter implements Limiter {
-  /** In the order the windows started (a Map keeps insertion order): the first is the oldest. */
   private windows = new Map<string, Window>();
 
   constructor(
@@ -63,8 +48,7 @@ export class FixedWindowLimiter implements Limiter {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
-      // A new window goes to the end of the order; the memory bound forgets the oldest, never
-      // the newest, so a flood of new addresses cannot make a new one go uncounted.
+      // Re-inserted at the end: the memory bound forgets the oldest, so a flood cannot hide a new key.
       if (window) this.windows.delete(key);
       window = { count: 0, resetAt: now + this.windowMs };
       this.windows.set(key, window);
@@ -87,7 +71,6 @@ export class FixedWindowLimiter implements Limiter {
     if (window && window.count > 0) window.count -= 1;
   }
 
-  /** How many keys are tracked now (for tests of the memory bound). */
   get trackedKeys(): number {
     return this.windows.size;
   }

@@ -1,42 +1,24 @@
-// The shared limits' local half: a key's window budget lives in a store every instance shares
-// (Redis: redis-limiter.ts), and each instance leases units of it in chunks and spends them here,
-// so most requests are counted without a round trip (take() answers synchronously while units are
-// in hand). The store never grants more than the limit in a window, so across any number of
-// instances a key gets at most its limit; what a lease costs instead is units held by an instance
-// the key's traffic has left: given back after RELEASE_AFTER_MS unused. While the store does not
-// answer, each instance counts on its own: its own requests in the window, before the outage
-// included. After the store comes back empty (a restart), each instance writes its units of every
-// live window back into it (carryAll()). docs/security.md, "Across instances", states the bounds.
+// Shared limits' local half: each instance leases chunks of a key's window budget from the store
+// (redis-limiter.ts) and spends them here, mostly without a round trip; alone while the store is away.
+// @see docs/security.md "Across instances"
 import type { LimitDecision, Limiter } from './fixed-window-limiter.js';
 
-/** Units granted by one lease at most; the store also grants at most 1/16 of what is left (redis-limiter.ts). */
+/** The store also grants at most 1/16 of what is left (redis-limiter.ts). */
 const LEASE_UNITS = 100;
-/** Units unused this long are given back, so that other instances can have them. */
 const RELEASE_AFTER_MS = 1_000;
-/** After the store said the budget is spent, this instance refuses on its own for this long, then asks again. */
 const ASK_AGAIN_AFTER_MS = 1_000;
-/** A window's count of every instance's units older than this is refreshed in the background (for `remaining`). */
 const REFRESH_AFTER_MS = 1_000;
-/** By default at most this many keys are tracked; past it the oldest windows are forgotten. */
 const MAX_TRACKED_KEYS = 100_000;
 
 export interface Lease {
-  /** Units granted to this instance now (0: the window's budget is spent). */
   granted: number;
-  /** Units of the window taken by every instance, these included. */
   taken: number;
-  /** Milliseconds until the window ends. */
   ttlMs: number;
 }
 
-/** Where the windows' budgets live. Each call answers undefined when the store does not answer. */
+/** Each call answers undefined when the store does not answer. */
 export interface LeaseStore {
-  /**
-   * Records that this instance holds at least `carry` units of the window, then grants up to `want`
-   * more (at least `need` while that many are left; want 0: none).
-   */
   lease(key: string, carry: number, want: number, need: number, limit: number, windowMs: number): Promise<Lease | undefined>;
-  /** Gives back what this instance holds of the window beyond `keep` units. */
   release(key: string, keep: number): Promise<void>;
   /** lease() granting nothing, sent even while the store counts as not answering (on reconnection). */
   carry(key: string, units: number, windowMs: number): Promise<Lease | undefined>;
@@ -44,26 +26,18 @@ export interface LeaseStore {
 
 interface Window {
   resetAt: number;
-  /** Requests this instance let through in the window. */
   served: number;
-  /** Units this instance leased in the window; `held - served` are in hand. */
   held: number;
-  /** Units taken by every instance, as of this instance's last lease (or refresh), asked at `takenAt`. */
   taken: number;
   takenAt: number;
-  /** The store had nothing left to lease: refused here (beyond the units in hand) without asking until then. */
   refusedUntil: number;
-  /** The store did not answer the last lease: this instance counts on its own. */
   alone: boolean;
   lastUsed: number;
-  /** The lease under way for this window (one at a time; concurrent requests wait for it). */
   pending: Promise<void> | null;
 }
 
 export class LeasedLimiter implements Limiter {
-  /** In the order the windows started (a Map keeps insertion order): the first is the oldest. */
   private readonly windows = new Map<string, Window>();
-  /** Windows with units in hand, for the release sweep. */
   private readonly holding = new Map<string, Window>();
   private readonly sweep: NodeJS.Timeout;
 
@@ -77,7 +51,7 @@ export class LeasedLimiter implements Limiter {
     this.sweep = setInterval(() => this.releaseUnused(), RELEASE_AFTER_MS).unref();
   }
 
-  /** Counts `count` requests (a tRPC batch's calls together): all of them, or none and refused. */
+  /** A tRPC batch's calls counted together: all of them, or none. */
   take(key: string, count = 1): LimitDecision | Promise<LimitDecision> {
     const now = this.now();
     const window = this.windowOf(key, now);
@@ -102,7 +76,7 @@ export class LeasedLimiter implements Limiter {
     if (window.served < window.held) this.holding.set(key, window);
   }
 
-  /** Writes this instance's units of every live window into the store (on every connection: it may have come back empty). */
+  /** On every (re)connection: the store may have come back empty. */
   async carryAll(): Promise<void> {
     const now = this.now();
     const live = [...this.windows].filter(([, window]) => window.resetAt > now && Math.max(window.held, window.served) > 0);
@@ -114,7 +88,6 @@ export class LeasedLimiter implements Limiter {
     );
   }
 
-  /** Stops the sweep and gives back every unit in hand (an instance stopping leaves none unused). */
   async close(): Promise<void> {
     clearInterval(this.sweep);
     const now = this.now();
@@ -124,8 +97,7 @@ export class LeasedLimiter implements Limiter {
   }
 
   private async takeAfterLease(key: string, count: number): Promise<LimitDecision> {
-    // Each round ends in units in hand, a refusal, or the store not answering: requests waiting
-    // together for one lease go round again when the ones before them spent it.
+    // Requests waiting together for one lease go round again when those before them spent it.
     for (let asked = false; ; asked = true) {
       const now = this.now();
       const window = this.windowOf(key, now);
@@ -150,7 +122,7 @@ export class LeasedLimiter implements Limiter {
       window.held = carry + lease.granted;
       window.taken = lease.taken;
       window.takenAt = sentAt;
-      // From the time the lease was asked for: this window never ends after the store's.
+      // From when the lease was asked: this window never ends after the store's.
       window.resetAt = sentAt + lease.ttlMs;
       if (lease.granted > 0) this.holding.set(key, window);
       if (lease.taken >= this.limit) window.refusedUntil = Math.min(window.resetAt, this.now() + ASK_AGAIN_AFTER_MS);
@@ -166,7 +138,6 @@ export class LeasedLimiter implements Limiter {
     return this.answer(true, this.left(window), window.resetAt - now);
   }
 
-  /** Asks for the count of every instance's units again (a lease of nothing), without waiting for it. */
   private refresh(key: string, window: Window, now: number): void {
     window.takenAt = now;
     void this.store.lease(key, Math.max(window.held, window.served), 0, 0, this.limit, Math.max(1, window.resetAt - now)).then((lease) => {
@@ -178,18 +149,12 @@ export class LeasedLimiter implements Limiter {
     return this.answer(false, 0, window.resetAt - now);
   }
 
-  /** The store did not answer: this instance's own count of the window decides. */
   private countAlone(window: Window, now: number, count: number): LimitDecision {
     if (window.served + count > this.limit) return this.refused(window, now);
     window.served += count;
     return this.answer(true, this.limit - window.served, window.resetAt - now);
   }
 
-  /**
-   * What is left of the key's budget as this instance knows it: what no instance had leased at its
-   * last lease, and the units in its hand. Exact while one instance serves the key; with more, less
-   * than the truth by the units the others hold unspent, more by what they took since that lease.
-   */
   private left(window: Window): number {
     if (window.alone) return Math.max(0, this.limit - window.served);
     return Math.max(0, this.limit - window.taken) + Math.max(0, window.held - window.served);
@@ -222,7 +187,6 @@ export class LeasedLimiter implements Limiter {
     return window;
   }
 
-  /** Units unused for RELEASE_AFTER_MS go back to the store (best effort: if it does not answer, they lapse with the window). */
   private releaseUnused(): void {
     const now = this.now();
     for (const [key, window] of this.holding) {

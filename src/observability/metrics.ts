@@ -1,6 +1,6 @@
 // The service's Prometheus metrics (prom-client): what they are called, their labels and buckets.
 // Served at GET /metrics (src/http/metrics-plugin.ts) and filled once per request by
-// src/http/request-metrics.ts. Names, labels and what to alert on: docs/operations.md.
+// src/http/request-metrics.ts. Names, labels and what to alert on: docs/observability.md.
 //
 // Every label value comes from a closed set (the surfaces, the route patterns the service
 // registered, HTTP methods, status codes), so the number of series stays bounded whatever URLs

@@ -1,7 +1,5 @@
-// What to tell a person whose service could not open its port: one sentence naming the setting,
-// the address and what to do, instead of Node's EADDRINUSE/EACCES stack trace.
+// One sentence naming the setting, address and remedy when the port cannot be opened, not a stack trace.
 
-/** An address the service listens on, and the settings that chose it. */
 export interface Listener {
   setting: 'PORT' | 'METRICS_PORT';
   hostSetting: 'HOST' | 'METRICS_HOST';
@@ -9,7 +7,6 @@ export interface Listener {
   port: number;
 }
 
-/** The fields Node sets on a failed `listen` (net.Server's 'error'). */
 interface ListenError {
   code?: unknown;
   syscall?: unknown;
@@ -17,10 +14,7 @@ interface ListenError {
   address?: unknown;
 }
 
-/**
- * Why listening failed, in one sentence, or undefined when `error` is not a failure to take the
- * address (the caller then reports it as it is). The listener is the one whose port the error names.
- */
+/** Undefined when `error` is not a failure to take the address. */
 export function listenFailureMessage(error: unknown, listeners: readonly Listener[]): string | undefined {
   const { code, syscall, port, address } = (error ?? {}) as ListenError;
   if (syscall !== 'listen' && syscall !== 'bind') return undefined;

@@ -1,4 +1,4 @@
-// What the operator reads when a dependency goes away under a running service (docs/operations.md,
+// What the operator reads when a dependency goes away under a running service (docs/observability.md,
 // "Logs"): one warn line when it stops answering, naming it (PostgreSQL, PgBouncer, Redis) and where,
 // with the cause in one short line, and one info line when it is back, with how long it was gone and
 // how many requests it cost; no line per failed request and no stack at info level; each request's

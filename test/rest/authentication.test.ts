@@ -1,9 +1,11 @@
 // Spec section 5: every operation, on both surfaces, needs `Authorization: Bearer <API key>`.
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, createTRPCUntypedClient, httpLink, TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer, json } from '../support/test-server.js';
 import { expectError } from '../support/expect-error.js';
+import { restOperations, restPath, trpcProcedures } from '../support/operations.js';
+import { BODY_METHODS } from '../../src/http/rest-routes.js';
 
 let server: TestServer;
 let petId: number;
@@ -29,28 +31,17 @@ const badAuthorizations: Array<[string, string | undefined]> = [
   ['comma-joined tokens', `Bearer ${API_KEY},${OTHER_API_KEY}`],
 ];
 
-const operations = () =>
-  [
-    ['listPets', () => ({ path: '/v1/pets', init: {} })],
-    [
-      'createPet',
-      () => ({
-        path: '/v1/pets',
-        init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Mallory","categoryId":1}' },
-      }),
-    ],
-    ['getPet', () => ({ path: `/v1/pets/${petId}`, init: {} })],
-  ] as const;
-
 describe('REST: missing, malformed or wrong keys get 401 and no data', () => {
-  for (const [operation, build] of operations()) {
-    it.each(badAuthorizations)(`${operation}: %s → 401`, async (_label, authorization) => {
-      const { path, init } = build();
-      const headers = new Headers((init as RequestInit).headers);
-      if (authorization === undefined) headers.delete('authorization');
-      const response = await fetch(server.baseUrl + path, {
-        ...(init as RequestInit),
-        headers: authorization === undefined ? headers : { ...Object.fromEntries(headers), authorization },
+  // Every operation of the router. The key is checked before the input: a body is one a create would take.
+  for (const operation of restOperations()) {
+    it.each(badAuthorizations)(`${operation.operationId}: %s → 401`, async (_label, authorization) => {
+      const hasBody = BODY_METHODS.has(operation.method);
+      const headers: Record<string, string> = hasBody ? { 'content-type': 'application/json' } : {};
+      if (authorization !== undefined) headers.authorization = authorization;
+      const response = await fetch(server.baseUrl + restPath(operation, petId), {
+        method: operation.method,
+        headers,
+        body: hasBody ? '{"name":"Mallory","categoryId":1}' : undefined,
       });
       await expectError(response, 401, 'UNAUTHORIZED', /Bearer/);
     });
@@ -94,25 +85,25 @@ describe('REST: valid keys', () => {
 });
 
 describe('tRPC: the same rule, in tRPC error format', () => {
-  const client = (authorization?: string) =>
-    createTRPCClient<AppRouter>({
-      links: [httpLink({ url: `${server.baseUrl}/trpc`, headers: () => (authorization === undefined ? {} : { authorization }) })],
-    });
+  const links = (authorization?: string) => [
+    httpLink({ url: `${server.baseUrl}/trpc`, headers: () => (authorization === undefined ? {} : { authorization }) }),
+  ];
+  const client = (authorization?: string) => createTRPCClient<AppRouter>({ links: links(authorization) });
+  const untypedClient = (authorization?: string) => createTRPCUntypedClient({ links: links(authorization) });
 
   it.each(badAuthorizations)('%s → UNAUTHORIZED on every procedure', async (_label, authorization) => {
-    const trpc = client(authorization);
-    for (const call of [
-      () => trpc.pets.list.query({}),
-      () => trpc.pets.get.query({ petId }),
-      () => trpc.pets.create.mutate({ name: 'Mallory', categoryId: 1 }),
-    ]) {
-      const error = await call().then(
+    const trpc = untypedClient(authorization);
+    // Every procedure of the router. The key is checked before the input: queries get none, and
+    // mutations the body a create would take (so that a create that ran would leave a Mallory).
+    for (const { path, type } of trpcProcedures()) {
+      const call = type === 'mutation' ? trpc.mutation(path, { name: 'Mallory', categoryId: 1 }) : trpc.query(path, undefined);
+      const error = await call.then(
         () => null,
         (cause: unknown) => cause,
       );
-      expect(error).toBeInstanceOf(TRPCClientError);
-      expect((error as TRPCClientError<AppRouter>).data?.code).toBe('UNAUTHORIZED');
-      expect((error as TRPCClientError<AppRouter>).data?.httpStatus).toBe(401);
+      expect(error, path).toBeInstanceOf(TRPCClientError);
+      expect((error as TRPCClientError<AppRouter>).data?.code, path).toBe('UNAUTHORIZED');
+      expect((error as TRPCClientError<AppRouter>).data?.httpStatus, path).toBe(401);
     }
     expect(await server.database.prisma.pet.count({ where: { name: 'Mallory' } })).toBe(0);
   });

@@ -73,8 +73,8 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
     let buffer = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`no start within 30 s: ${stderr} ${JSON.stringify(logs)}`));
-    }, 30_000);
+      reject(new Error(`no start within 60 s: ${stderr} ${JSON.stringify(logs)}`));
+    }, 60_000);
     child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       let newline: number;

@@ -3,6 +3,7 @@
 // copied from the run's migrated template and checked the way `npm start` checks it, behind a real
 // HTTP server on 127.0.0.1 and a free port.
 import { pino, type Logger } from 'pino';
+import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp, type App, type AppConfig } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
@@ -46,6 +47,8 @@ export interface TestServerOptions {
   databaseSettings?: Record<string, string>;
   /** Where the server logs; silent unless a test reads the log. */
   logger?: Logger;
+  /** The procedures to serve; the app's (`appRouter`) unless a test serves more. */
+  router?: AppRouter;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -54,7 +57,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   await migrateDatabase(testDatabase.migrationUrl);
   const logger = options.logger ?? pino({ level: 'silent' });
   const database = await openDatabase(parseConfig({ ...options.databaseSettings, DATABASE_URL: testDatabase.url }), logger);
-  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, database, logger });
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, database, logger, router: options.router });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server has no port');
