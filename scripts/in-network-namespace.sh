@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # in-network-namespace.sh COMMAND…: runs COMMAND in a network namespace of its own whose loopback
 # has an Ethernet's MTU (1,500), as the attack suites and the bench's "under attack" scenario need
-# (docs/operations.md, "Connections and floods"): over the host's loopback (MTU 65,536) the kernel
+# (docs/operations.md, "Connections"): over the host's loopback (MTU 65,536) the kernel
 # grows each unread socket's send buffer to 4 MiB, which no real client path gives.
 # Inside, 127.0.0.0/8 is this namespace's own loopback: nothing of the host is reachable over TCP
 # (start PostgreSQL inside, or reach the host's through its Unix socket). Needs root (or a working

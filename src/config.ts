@@ -202,7 +202,7 @@ const RESERVED_DESCRIPTORS = LISTENING_SOCKETS + 64;
  * The process's memory besides its connections, at work (measured 130–175 MiB RSS under the
  * bench's load with the NODE_OPTIONS of docs/operations.md), and the most one connection adds to it
  * (measured ~52 KiB for a slow reader of the docs bundle, ~20 KiB idle: docs/operations.md,
- * "What a connection holds").
+ * "Connections").
  */
 const PROCESS_MEMORY = 160 * 2 ** 20;
 const CONNECTION_MEMORY = 64 * 2 ** 10;
@@ -223,83 +223,81 @@ function connectionDefaults(fileLimit: number, heapLimit: number, poolSize: numb
 
 /** The settings as the code reads them: named for the code, units converted, defaults applied. */
 const configSchema = (fileLimit: number, heapLimit: number) =>
-  settingsSchema.transform((s) => {
-    const caps = connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false);
-    return {
-      nodeEnv: s.NODE_ENV,
-      host: s.HOST,
-      port: s.PORT,
-      /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
-      databaseUrl: s.DATABASE_URL,
-      /**
-       * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
-       * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
-       */
-      databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
-      /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
-      databasePoolSize: s.DATABASE_POOL_SIZE,
-      /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
-      databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
-      /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
-      databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
-      /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
-      apiKeys: s.API_KEYS,
-      logLevel: s.LOG_LEVEL,
-      bodyLimitBytes: s.BODY_LIMIT_BYTES,
-      /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
-      rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
-      /** Failed authentications per client address per minute before 429. */
-      authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
-      /** The most calls one /trpc batch may name; more: one 400 for the whole request. */
-      trpcMaxBatchCalls: s.TRPC_MAX_BATCH_CALLS,
-      idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
-      /** Browser origins allowed by CORS; empty: CORS is off. */
-      corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-      /**
-       * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
-       * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
-       */
-      trustProxy: s.TRUST_PROXY,
-      /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
-      requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
-      /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
-      headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
-      /** A connection with no traffic either way this long is closed (keep-alive connections included). */
-      idleTimeoutMs: s.IDLE_TIMEOUT_MS,
-      /** An answer the client takes no byte of for this long ends its connection (nginx's send_timeout). */
-      sendTimeoutMs: s.SEND_TIMEOUT_MS,
-      /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
-      redisUrl: s.REDIS_URL,
-      /** Serve GET /metrics (Prometheus) and count requests for it. */
-      metricsEnabled: s.METRICS_ENABLED === 'true',
-      /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
-      metricsPort: s.METRICS_PORT ?? null,
-      /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
-      metricsHost: s.METRICS_HOST ?? s.HOST,
-      /** The most client connections open at once; at it, the one idle longest makes room (src/http/connection-limits.ts). */
-      maxConnections: s.MAX_CONNECTIONS ?? caps.total,
-      /**
-       * The listen queue: connections the kernel completes while the process is busy wait there
-       * until accepted. As long as MAX_CONNECTIONS (the kernel shortens it to net.core.somaxconn,
-       * 4,096 by default), so that a burst the caps would admit is queued, not dropped for the
-       * client to retry its SYN after 1 s, then 3 s (Node's default is 511).
-       */
-      listenBacklog: s.MAX_CONNECTIONS ?? caps.total,
-      /** How many sockets listen on PORT side by side (see LISTENING_SOCKETS). */
-      listenSockets: LISTENING_SOCKETS,
-      /** The most connections open at once from one peer address. */
-      maxConnectionsPerAddress: s.MAX_CONNECTIONS_PER_ADDRESS ?? caps.perAddress,
-      /** PostgreSQL: queries that may wait for a pooled connection before 503. */
-      databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
-      /**
-       * After SIGTERM, how long /readyz answers 503 while everything else is still served, so that
-       * balancers take the instance out before it stops listening.
-       */
-      shutdownDrainMs: s.SHUTDOWN_DRAIN_MS,
-      /** From SIGTERM to exit at the latest (the drain included): past it the process exits 1. */
-      shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
-    };
-  });
+  settingsSchema.transform((s) => ({
+    nodeEnv: s.NODE_ENV,
+    host: s.HOST,
+    port: s.PORT,
+    /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
+    databaseUrl: s.DATABASE_URL,
+    /**
+     * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
+     * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
+     */
+    databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
+    /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
+    databasePoolSize: s.DATABASE_POOL_SIZE,
+    /** PostgreSQL: how long to wait for a connection (new or from the pool) before failing with 503. */
+    databaseConnectTimeoutMs: s.DATABASE_CONNECT_TIMEOUT_MS,
+    /** PostgreSQL: the longest a statement may run before it is cancelled and the request fails with 503. */
+    databaseQueryTimeoutMs: s.DATABASE_QUERY_TIMEOUT_MS,
+    /** Bootstrap keys from API_KEYS (the api_keys table holds the others). */
+    apiKeys: s.API_KEYS,
+    logLevel: s.LOG_LEVEL,
+    bodyLimitBytes: s.BODY_LIMIT_BYTES,
+    /** Requests per API key per minute (per instance, or shared through Redis); 0 turns the limit off. */
+    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
+    /** Failed authentications per client address per minute before 429. */
+    authFailuresPerMinute: s.AUTH_FAILURES_PER_MINUTE,
+    /** The most calls one /trpc batch may name; more: one 400 for the whole request. */
+    trpcMaxBatchCalls: s.TRPC_MAX_BATCH_CALLS,
+    idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
+    /** Browser origins allowed by CORS; empty: CORS is off. */
+    corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    /**
+     * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
+     * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
+     */
+    trustProxy: s.TRUST_PROXY,
+    /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
+    requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
+    /** Longest time for a request's headers to arrive; then 408 and the connection closes. */
+    headersTimeoutMs: s.HEADERS_TIMEOUT_MS,
+    /** A connection with no traffic either way this long is closed (keep-alive connections included). */
+    idleTimeoutMs: s.IDLE_TIMEOUT_MS,
+    /** An answer the client takes no byte of for this long ends its connection (nginx's send_timeout). */
+    sendTimeoutMs: s.SEND_TIMEOUT_MS,
+    /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
+    redisUrl: s.REDIS_URL,
+    /** Serve GET /metrics (Prometheus) and count requests for it. */
+    metricsEnabled: s.METRICS_ENABLED === 'true',
+    /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
+    metricsPort: s.METRICS_PORT ?? null,
+    /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
+    metricsHost: s.METRICS_HOST ?? s.HOST,
+    /** The most client connections open at once; at it, the one idle longest makes room (src/http/connection-limits.ts). */
+    maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    /**
+     * The listen queue: connections the kernel completes while the process is busy wait there
+     * until accepted. As long as MAX_CONNECTIONS (the kernel shortens it to net.core.somaxconn,
+     * 4,096 by default), so that a burst the caps would admit is queued, not dropped for the
+     * client to retry its SYN after 1 s, then 3 s (Node's default is 511).
+     */
+    listenBacklog: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    /** How many sockets listen on PORT side by side (see LISTENING_SOCKETS). */
+    listenSockets: LISTENING_SOCKETS,
+    /** The most connections open at once from one peer address. */
+    maxConnectionsPerAddress:
+      s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
+    /** PostgreSQL: queries that may wait for a pooled connection before 503. */
+    databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
+    /**
+     * After SIGTERM, how long /readyz answers 503 while everything else is still served, so that
+     * balancers take the instance out before it stops listening.
+     */
+    shutdownDrainMs: s.SHUTDOWN_DRAIN_MS,
+    /** From SIGTERM to exit at the latest (the drain included): past it the process exits 1. */
+    shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
+  }));
 
 /** The service's settings, as parseConfig returns them. */
 export type Config = z.output<ReturnType<typeof configSchema>>;

@@ -3,7 +3,7 @@
 // (scripts/in-network-namespace.sh: root, or user namespaces, and `unshare` and `ip` are needed;
 // without them the run fails, it is never skipped). Over the host's loopback (MTU 65,536) the
 // kernel gives each unread socket a 4 MiB send buffer, which no real client path gives
-// (docs/operations.md, "What a connection holds"). Nothing outside the namespace is reachable over
+// (docs/operations.md, "Connections"). Nothing outside the namespace is reachable over
 // TCP, so the tests start their own PostgreSQL (TEST_POSTGRES_URL is unset by the npm script).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';

@@ -2,7 +2,7 @@
 // event-loop turn (libuv 1.45, "unix: don't accept() connections in a loop"), so a burst of
 // thousands of connections drains at one per turn while the other sockets' work makes each turn
 // take milliseconds: a client arriving behind the burst waited seconds, or had its SYN dropped by a
-// full queue and retried after 1 s, then 3 s (docs/operations.md, "Connections and floods"). So the
+// full queue and retried after 1 s, then 3 s (docs/operations.md, "Connections"). So the
 // service listens on several sockets bound to the same address with SO_REUSEPORT (Node's
 // `reusePort`; how many: src/config.ts, listenSockets): the kernel spreads new connections over their
 // queues, and each turn takes one from each. Every connection is handed to the one HTTP server (its documented 'connection' event), so

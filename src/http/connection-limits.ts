@@ -30,7 +30,7 @@
 // such addresses together) are handed to the app per turn; the rest wait, their connections unread,
 // in the order they came. Other addresses' requests are handed on at once, so a client that opens a
 // new connection during a flood from elsewhere is not answered after the flood's thousands of
-// requests (docs/operations.md, "Connections and floods"). Off where addresses have no share of
+// requests (docs/operations.md, "Connections"). Off where addresses have no share of
 // their own (`perAddress` as large as `total`: TRUST_PROXY's default), as when every connection
 // comes through proxies, whose addresses stand for everyone.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -40,7 +40,7 @@ import type { Socket } from 'node:net';
  * Requests of one connection in the app at once (browsers do not pipeline at all): each holds its
  * request and answer objects until the answer is in the kernel, so this is most of what a reader
  * that stops reading costs: a slow reader of the docs bundle pipelining 8 requests held ~108 KiB of
- * RSS with 8, ~52 KiB with 2, ~40 KiB with 1 (docs/operations.md, "What a connection holds").
+ * RSS with 8, ~52 KiB with 2, ~40 KiB with 1 (docs/operations.md, "Connections").
  */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
