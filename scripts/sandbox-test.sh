@@ -27,6 +27,9 @@ git clone --quiet --no-hardlinks "$SOURCE" "$WORK/private/repo"
 echo "== filling npm's cache with the locked packages (outside, with network)"
 mkdir "$WORK/warm"
 cp "$WORK/private/repo/package.json" "$WORK/private/repo/package-lock.json" "$WORK/warm/"
+# The lock file's local packages (`file:` links, test/browser/packages/) need their manifests too.
+(cd "$WORK/private/repo" && node -e 'for (const e of Object.values(require("./package-lock.json").packages)) if (e.link) console.log(e.resolved)' |
+  while read -r linked; do mkdir -p "$WORK/warm/$linked" && cp "$linked/package.json" "$WORK/warm/$linked/"; done)
 (cd "$WORK/warm" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm -rf "$WORK/warm"
 

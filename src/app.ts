@@ -8,7 +8,6 @@
 // @see docs/architecture.md
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import cors from '@fastify/cors';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter, type AppRouter } from './api/root-router.js';
@@ -20,6 +19,7 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication } from './http/authentication.js';
 import { bearerChallenge } from './http/bearer-challenge.js';
+import { corsPlugin } from './http/cors.js';
 import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
@@ -63,6 +63,7 @@ export type AppConfig = Pick<
   | 'metricsEnabled'
   | 'metricsPort'
   | 'metricsHost'
+  | 'build'
 >;
 
 declare module 'fastify' {
@@ -140,6 +141,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
         poolStats: database.poolStats,
         connections: () => connectionCounts(),
         dependencies: () => trackers.map((tracker) => tracker.state()),
+        build: config.build,
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
@@ -229,25 +231,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     databaseHealth,
   });
 
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: config.corsOrigins,
-      methods: servedAnywhere,
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'],
-      exposedHeaders: [
-        'x-request-id',
-        'traceparent',
-        'ratelimit',
-        'ratelimit-policy',
-        'retry-after',
-        'deprecation',
-        'sunset',
-        'link',
-        'idempotent-replayed',
-      ],
-      maxAge: 600,
-    });
-  }
+  await app.register(corsPlugin, { origins: config.corsOrigins, methods: servedAnywhere, sendTrpcError: trpcErrors.send });
 
   // Every request has the field from the start (one object shape for V8), set by the surfaces.
   app.decorateRequest('routePattern', undefined);

@@ -299,8 +299,35 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
   }));
 
-/** The service's settings, as parseConfig returns them. */
-export type Config = z.output<ReturnType<typeof configSchema>>;
+/**
+ * What this process runs: package.json's version and the git commit `dist/` was built from
+ * (dist/build-info.json, written by scripts/build-if-stale.mjs; `unknown` when running from the
+ * sources, or built outside a git checkout). The metric animal_store_build_info shows it.
+ */
+export interface BuildInfo {
+  version: string;
+  commit: string;
+}
+
+/** Read once at start-up, from files beside the running code (src/ or dist/): not settings. */
+function readBuildInfo(): BuildInfo {
+  const read = (file: string): Record<string, unknown> => {
+    try {
+      return JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  };
+  const { version } = read('../package.json');
+  const { commit } = read('./build-info.json');
+  return {
+    version: typeof version === 'string' ? version : 'unknown',
+    commit: typeof commit === 'string' && commit !== '' ? commit : 'unknown',
+  };
+}
+
+/** The service's settings, as parseConfig returns them, and what was built (readBuildInfo). */
+export type Config = z.output<ReturnType<typeof configSchema>> & { build: BuildInfo };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -314,6 +341,7 @@ export class ConfigError extends Error {
 export function parseConfig(
   env: Record<string, string | undefined>,
   fileLimit: number = openFileLimit(),
+  build: BuildInfo = readBuildInfo(),
   heapLimit: number = getHeapStatistics().heap_size_limit,
 ): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
@@ -322,7 +350,7 @@ export function parseConfig(
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);
   }
-  return result.data;
+  return { ...result.data, build };
 }
 
 /** The settings of this process: `.env` in the working directory (if any), then the environment. */

@@ -134,6 +134,18 @@ describe('createClient: Idempotency-Keys and retries', () => {
     expect(await stored('Lost once')).toBe(1);
   });
 
+  it('a call that gets no answer is retried once only, and its error says what may be wrong', async () => {
+    const isList = (request: IncomingMessage) => request.url!.startsWith('/trpc/pets.list');
+    for (let drop = 0; drop < 3; drop++) proxy.dropAnswerOnce(isList);
+    const error = await failureOf(createClient(proxy.baseUrl, API_KEY).pets.list.query({ limit: 1 }));
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<never>).data).toBeUndefined();
+    expect((error as Error).message).toMatch(
+      new RegExp(`^No answer from ${proxy.baseUrl}/trpc \\(.+\\): the service is down or unreachable$`),
+    );
+    expect(proxy.seen.map((request) => request.fault)).toEqual(['answer dropped', 'answer dropped']);
+  });
+
   it('a 503 with Retry-After is retried after that long, with the same key', async () => {
     proxy.answerInstead(isCreate, { status: 503, headers: { 'retry-after': '1' }, body: trpcError('SERVICE_UNAVAILABLE', 503) });
     const pet = await createClient(proxy.baseUrl, API_KEY).pets.create.mutate({ name: 'After a 503', categoryId: 2 });

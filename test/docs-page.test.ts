@@ -1,47 +1,31 @@
 // The API reference page at /v1/docs, as a person meets it: loaded in a real browser (the headless
-// Chromium that the npm package @sparticuz/chromium ships, driven by playwright-core) from a real
+// Chromium that the npm package @sparticuz/chromium ships, test/support/headless-chromium.ts) from a real
 // server, with a key pasted in to try an operation. A screenshot of the page is kept in
 // test-artifacts/ to look at.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import headlessChromium from '@sparticuz/chromium';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchHeadlessChromium, type HeadlessChromium } from './support/headless-chromium.js';
 import { restOperations } from './support/operations.js';
 import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
 
-/**
- * The package's own flags (headless shell, no sandbox: it may run as root), less two that would hide
- * what this test looks for (--disable-web-security, --allow-running-insecure-content) and one made
- * for AWS Lambda (--single-process: there, closing a page takes the whole browser down), plus no
- * traffic of the browser's own.
- */
-const DROPPED_FLAGS = ['--disable-web-security', '--allow-running-insecure-content', '--single-process'];
-const CHROMIUM_FLAGS = [
-  ...headlessChromium.args.filter((flag) => !DROPPED_FLAGS.includes(flag)),
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
 // Starting a browser and rendering a 1.7 MB bundle takes seconds, more on a busy machine.
 const BROWSER_TIMEOUT_MS = 60_000;
 
 let server: TestServer;
+let chromium: HeadlessChromium;
 let browser: Browser;
 
 beforeAll(async () => {
-  // Never a skip: a missing browser fails here, saying what to do.
-  const executablePath = await headlessChromium.executablePath().catch((error: Error) => {
-    throw new Error(`The headless Chromium of @sparticuz/chromium did not unpack (${error.message}): run \`npm ci\`.`);
-  });
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath, args: CHROMIUM_FLAGS });
+  chromium = await launchHeadlessChromium();
+  browser = chromium.browser;
 }, BROWSER_TIMEOUT_MS);
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   // Connections the browser opened but never sent a request on (Chromium preconnects) are not
   // "idle" to Node, so the server's close would wait for them: cut them, the browser is gone.
   server?.app.server.closeAllConnections();

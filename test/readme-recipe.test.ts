@@ -4,26 +4,17 @@
 // else comes from npm's cache through a loopback registry that knows this repository's lock file
 // (test/support/lockfile-registry.ts). If the README drifts from what works, this fails.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLockfileRegistry, type LockfileRegistry } from './support/lockfile-registry.js';
+import { RecipeRunner, recipeBlocks } from './support/markdown-recipe.js';
 import { startTestServer, type TestServer } from './support/test-server.js';
 
 const ROOT = resolve('.');
 const run = promisify(execFile);
-
-/** The fenced blocks of README's section `heading`, in order: their info string and text. */
-async function recipe(heading: string): Promise<Array<{ info: string; text: string }>> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${heading}\n`);
-  expect(start, `README has a section "${heading}"`).toBeGreaterThan(-1);
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/^```([^\n]*)\n([\s\S]*?)^```$/gm)].map((match) => ({ info: match[1]!.trim(), text: match[2]! }));
-}
 
 let server: TestServer;
 let registry: LockfileRegistry;
@@ -51,30 +42,12 @@ describe('README, "Use it from your app"', () => {
       npm_config_update_notifier: 'false',
     };
     delete env.ANIMAL_STORE_KEY;
-    let cwd = dir;
-    let lastOutput = '';
-    const blocks = await recipe('Use it from your app');
+    const blocks = await recipeBlocks(join(ROOT, 'README.md'), 'Use it from your app');
     expect(blocks.map((block) => block.info)).toEqual(['sh', 'json tsconfig.json', 'ts app.ts', 'sh']);
-    let shell = ''; // each shell block runs in the folder the one before left
-    for (const { info, text } of blocks) {
-      const [language, file] = info.split(/\s+/);
-      if (language === 'sh') {
-        shell += `${text}\n`;
-        const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', `${shell}\necho "@@cwd $(pwd)"`], {
-          cwd: dir,
-          env,
-          maxBuffer: 16 * 1024 * 1024,
-        }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
-          throw new Error(`README commands failed:\n${text}\n${error.stdout ?? ''}${error.stderr ?? error.message}`);
-        });
-        cwd = stdout.match(/@@cwd (.*)\n?$/)![1]!;
-        lastOutput = stdout;
-        shell = `cd '${cwd}'\n`;
-      } else {
-        expect(file, `a ${language} block names its file`).toBeTruthy();
-        await writeFile(join(cwd, file!), text);
-      }
-    }
+    const recipe = new RecipeRunner(dir, env);
+    let lastOutput = '';
+    for (const block of blocks) lastOutput = (await recipe.block(block)) || lastOutput;
+    const cwd = recipe.cwd;
     expect(lastOutput).toMatch(/name: 'Rex'/);
     expect(lastOutput).toMatch(/\d+ available/);
     const manifest = JSON.parse(await readFile(join(cwd, 'package.json'), 'utf8'));

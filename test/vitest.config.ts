@@ -4,7 +4,9 @@
 // run's migrated template databases, and starts PostgreSQL, when the first test asks for them.
 // The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
 // pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
-// are the suites behind HAProxy (test/haproxy/, `npm run test:haproxy`), nor the attack suites,
+// are the suites behind HAProxy or nginx (test/haproxy/, test/nginx/: `npm run test:haproxy`,
+// `npm run test:nginx`), nor the alert rules'
+// tests with Debian's promtool (test/prometheus/, `npm run test:alerts`), nor the attack suites,
 // which run in a network namespace of their own (`npm run test:attack`, test/vitest.attack.config.ts).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
@@ -49,7 +51,7 @@ export default defineConfig({
         test: {
           name: 'service',
           include: ['test/**/*.test.ts'],
-          exclude: [...BEHAVIOUR_SUITES, ...ATTACK_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'],
+          exclude: [...BEHAVIOUR_SUITES, ...ATTACK_SUITES, 'test/pgbouncer/**', 'test/haproxy/**', 'test/nginx/**', 'test/prometheus/**'],
         },
       },
     ],

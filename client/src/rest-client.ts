@@ -11,11 +11,12 @@ export type AnimalStoreRestClient = Client<paths>;
  * A typed REST client for the service at `baseUrl` (e.g. `http://127.0.0.1:3000`; the `/v1` prefix
  * is added), calling with `apiKey`. It does not retry: send an `Idempotency-Key` header with a
  * create (`params: { header: { 'Idempotency-Key': key } }`) to make your own retries safe.
- * An empty or missing `apiKey` throws a TypeError at once.
+ * `null` sends no key (a server in front adds it); an empty or missing `apiKey` throws a TypeError at once.
  */
-export function createRestClient(baseUrl: string, apiKey: string): AnimalStoreRestClient {
+export function createRestClient(baseUrl: string, apiKey: string | null): AnimalStoreRestClient {
+  const authorization = bearerAuthorization(apiKey, 'createRestClient');
   return createFetchClient<paths>({
     baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
-    headers: { Authorization: bearerAuthorization(apiKey, 'createRestClient') },
+    ...(authorization === null ? {} : { headers: { Authorization: authorization } }),
   });
 }

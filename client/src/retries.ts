@@ -1,6 +1,6 @@
 // Which failed calls createClient tries again, and after how long: the policy its retryLink
 // applies. A call is retried when trying again cannot do harm and may succeed: the request never
-// got an answer (the network failed, or the connection closed before the answer came), or the
+// got an answer (the network failed, or the connection closed before the answer came; once), or the
 // server said "not now" (503 Service Unavailable, 429 Too Many Requests). Queries are harmless to
 // repeat; a mutation only with an Idempotency-Key, which makes the server replay its first answer
 // instead of acting twice (docs/security.md, "Idempotent creates").
@@ -18,6 +18,13 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { retries: 3, maxRetryDelayMs: 
 
 /** The first backoff without Retry-After, doubled at each attempt (±50%, so that clients spread out). */
 const BASE_BACKOFF_MS = 200;
+
+/**
+ * Retries of a call that got no answer at all. A browser reports a cross-origin refusal exactly as
+ * a network failure (a TypeError, nothing else), and repeating a refusal only delays the message:
+ * one retry rides out a dropped connection, and the error shows within a second.
+ */
+const NO_ANSWER_RETRIES = 1;
 
 /** The statuses that say "try again later": nothing was done. */
 const RETRYABLE_STATUSES = new Set([429, 503]);
@@ -56,7 +63,7 @@ export function retryDelayMs(op: Operation, error: TRPCClientError<AppRouter>, a
 
   const response = responseOf(error);
   const status = error.data?.httpStatus ?? response?.status;
-  if (status === undefined ? !isNetworkFailure(error) : !RETRYABLE_STATUSES.has(status)) return null;
+  if (status === undefined ? !isNetworkFailure(error) || attempts > NO_ANSWER_RETRIES : !RETRYABLE_STATUSES.has(status)) return null;
 
   const asked = retryAfterMs(response?.headers.get('retry-after') ?? null);
   if (asked !== undefined) return asked <= policy.maxRetryDelayMs ? asked : null;

@@ -22,8 +22,9 @@ export type AnimalStoreClient = TRPCClient<AppRouter>;
 
 export interface ClientOptions {
   /**
-   * Retries of a call that got no answer (network failure, connection closed) or a 503 or 429:
-   * at most this many after the first attempt (default 3; 0 turns retrying off).
+   * Retries of a call that got a 503 or 429: at most this many after the first attempt (default 3;
+   * 0 turns retrying off). A call that got no answer at all (network failure, connection closed,
+   * or, in a browser, a cross-origin refusal, which looks the same) is retried once at most.
    */
   retries?: number;
   /**
@@ -62,16 +63,45 @@ function retryOnTransientFailure(policy: RetryPolicy): TRPCLink<AppRouter> {
 }
 
 /**
+ * `fetch`, with a failure to get any answer explained: the service is down or unreachable, or, for
+ * a page on another origin, refused that origin (a browser tells the page nothing more: the
+ * developer tools show the service's answer to the preflight, which names CORS_ORIGINS).
+ */
+function explainingFetch(url: string): typeof fetch {
+  return async (input, init) => {
+    try {
+      return await fetch(input, init);
+    } catch (error) {
+      if (!(error instanceof TypeError) || init?.signal?.aborted) throw error;
+      throw new TypeError(noAnswerMessage(url, error.message), { cause: error });
+    }
+  };
+}
+
+/** The message of a call that got no answer: what the app shows (client/README.md, "In a web app"). */
+function noAnswerMessage(url: string, reason: string): string {
+  const page = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  const crossOrigin = typeof page === 'string' && page !== 'null' && new URL(url, page).origin !== page;
+  return (
+    `No answer from ${url} (${reason}): the service is down or unreachable` +
+    (crossOrigin ? `, or it does not allow this page's origin ${page}: the service's CORS_ORIGINS must list it` : '')
+  );
+}
+
+/**
  * A tRPC client for the service at `baseUrl` (e.g. `http://127.0.0.1:3000`), calling with
  * `apiKey`. Queries made in the same tick go out batched: at most 50 calls and an 8 KiB URL per
  * HTTP request, so a batch of any size is split into requests the server accepts. Mutations go
  * one per request, each with its own Idempotency-Key. Calls that got no answer, or a 503 or 429,
- * are retried (see ClientOptions); a create retried this way creates one pet. An empty or missing
- * `apiKey` throws a TypeError at once.
+ * are retried (see ClientOptions); a create retried this way creates one pet. `apiKey` `null` sends
+ * no key: a server in front of the service adds it (a web app's own server, client/README.md). An
+ * empty or missing `apiKey` throws a TypeError at once, whose message an app can show.
  */
-export function createClient(baseUrl: string, apiKey: string, options: ClientOptions = {}): AnimalStoreClient {
+export function createClient(baseUrl: string, apiKey: string | null, options: ClientOptions = {}): AnimalStoreClient {
   const url = `${baseUrl.replace(/\/+$/, '')}/trpc`;
   const authorization = bearerAuthorization(apiKey, 'createClient');
+  const auth: Record<string, string> = authorization === null ? {} : { authorization };
+  const fetchExplained = explainingFetch(url);
   const policy: RetryPolicy = {
     retries: options.retries ?? DEFAULT_RETRY_POLICY.retries,
     maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxRetryDelayMs,
@@ -84,12 +114,19 @@ export function createClient(baseUrl: string, apiKey: string, options: ClientOpt
         condition: (op) => op.type === 'mutation',
         true: httpLink({
           url,
+          fetch: fetchExplained,
           headers: ({ op }) => {
             const key = op.context[IDEMPOTENCY_KEY_CONTEXT];
-            return typeof key === 'string' ? { authorization, 'idempotency-key': key } : { authorization };
+            return typeof key === 'string' ? { ...auth, 'idempotency-key': key } : auth;
           },
         }),
-        false: httpBatchLink({ url, headers: { authorization }, maxURLLength: CLIENT_MAX_URL_LENGTH, maxItems: CLIENT_MAX_BATCH_ITEMS }),
+        false: httpBatchLink({
+          url,
+          fetch: fetchExplained,
+          headers: auth,
+          maxURLLength: CLIENT_MAX_URL_LENGTH,
+          maxItems: CLIENT_MAX_BATCH_ITEMS,
+        }),
       }),
     ],
   });

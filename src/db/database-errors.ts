@@ -92,16 +92,24 @@ function adapterCauseFault(cause: AdapterErrorCause | undefined): DatabaseFault 
   return null;
 }
 
+/** The driver adapter's description of `error`, thrown by an adapter or wrapped by Prisma. */
+function adapterCauseOf(error: unknown): (AdapterErrorCause & { host?: string; port?: number }) | undefined {
+  if (error instanceof Error && isDriverAdapterError(error)) return error.cause as AdapterErrorCause;
+  if (error instanceof PrismaClientKnownRequestError)
+    return (error.meta as { driverAdapterError?: { cause?: AdapterErrorCause } } | undefined)?.driverAdapterError?.cause;
+  return undefined;
+}
+
 /** What kind of "cannot serve now" `error` is, or null when it is not one (a bug, a bad query). */
 export function databaseFault(error: unknown): DatabaseFault | null {
   // pg itself, for the statements run on the pool (src/db/sql.ts): a server error with its SQLSTATE.
   if (error instanceof pg.DatabaseError) return sqlStateFault(error.code ?? '', error.message);
   // better-sqlite3 itself, for the statements prepared on its handle.
   if (error instanceof Sqlite.SqliteError) return sqliteCodeFault(error.code);
-  if (error instanceof Error && isDriverAdapterError(error)) return adapterCauseFault(error.cause as AdapterErrorCause);
+  if (error instanceof Error && isDriverAdapterError(error)) return adapterCauseFault(adapterCauseOf(error));
   if (error instanceof PrismaClientKnownRequestError) {
     if (UNAVAILABLE_PRISMA_CODES.has(error.code)) return 'unavailable';
-    return adapterCauseFault((error.meta as { driverAdapterError?: { cause?: AdapterErrorCause } } | undefined)?.driverAdapterError?.cause);
+    return adapterCauseFault(adapterCauseOf(error));
   }
   if (error instanceof PrismaClientUnknownRequestError) {
     // Prisma wraps some driver failures (a COMMIT that failed) without a code: look at the cause.
@@ -116,6 +124,37 @@ export function databaseFault(error: unknown): DatabaseFault | null {
   )
     return 'unavailable';
   return null;
+}
+
+/** A PostgreSQL error's SQLSTATE and message, however it reached us (pg, the adapter, Prisma). */
+function serverError(error: unknown): { code: string; message: string } | null {
+  if (error instanceof pg.DatabaseError) return { code: error.code ?? '', message: error.message };
+  if (error instanceof PrismaClientUnknownRequestError) return serverError((error as { cause?: unknown }).cause);
+  const cause = adapterCauseOf(error);
+  if (cause?.kind === 'postgres' && typeof cause.originalCode === 'string')
+    return { code: cause.originalCode, message: cause.originalMessage ?? '' };
+  return null;
+}
+
+/**
+ * PgBouncer's own words when it has no server connection to give: it cannot log in to PostgreSQL
+ * (`server login has been failing…`, `server login failed: …`), a server connection broke
+ * (`server conn crashed?`), or a query waited past its `query_wait_timeout`.
+ */
+const POOLER_WITHOUT_SERVER = /^(server login|server conn crashed|query_wait_timeout)/;
+
+/**
+ * Behind a transaction pooler, which side an outage's fault comes from. 'server' (the PostgreSQL
+ * behind it): an error of PostgreSQL's own that the pooler passed on (57P01–57P03 shutting down,
+ * crashed, starting; 57014 its statement_timeout; class 53 out of connections or memory; class 58),
+ * PgBouncer saying it has no server (POOLER_WITHOUT_SERVER), or a query it held past our timeout
+ * (`Query read timeout`: it was waiting for a server). 'pooler' (PgBouncer itself): the rest, its
+ * port refused, its connection cut, its own refusals.
+ */
+export function faultSideBehindPooler(error: unknown): 'server' | 'pooler' {
+  const server = serverError(error);
+  if (server) return /^(57P0[123]|57014|53|58)/.test(server.code) || POOLER_WITHOUT_SERVER.test(server.message) ? 'server' : 'pooler';
+  return error instanceof Error && error.message === 'Query read timeout' ? 'server' : 'pooler';
 }
 
 /** Seconds a client is asked to wait (Retry-After) before retrying after each kind of fault. */
@@ -156,11 +195,9 @@ export function describeDatabaseFault(error: unknown): string {
 function describe(error: unknown): string {
   if (error instanceof pg.DatabaseError) return `${error.code ?? ''} ${error.message}`.trim();
   if (error instanceof Sqlite.SqliteError) return `${error.code}: ${error.message}`;
-  if (error instanceof Error && isDriverAdapterError(error)) return describeCause(error.cause as AdapterErrorCause) ?? error.message;
-  if (error instanceof PrismaClientKnownRequestError) {
-    const cause = (error.meta as { driverAdapterError?: { cause?: AdapterErrorCause } } | undefined)?.driverAdapterError?.cause;
-    return describeCause(cause) ?? `${error.code} ${lastLine(error.message)}`;
-  }
+  if (error instanceof Error && isDriverAdapterError(error)) return describeCause(adapterCauseOf(error)) ?? error.message;
+  if (error instanceof PrismaClientKnownRequestError)
+    return describeCause(adapterCauseOf(error)) ?? `${error.code} ${lastLine(error.message)}`;
   if (error instanceof PrismaClientUnknownRequestError) {
     const cause = (error as { cause?: unknown }).cause;
     return cause === undefined ? lastLine(error.message) : describe(cause);

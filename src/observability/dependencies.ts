@@ -1,6 +1,7 @@
 // What the operator is told of the service's dependencies (the database: SQLite, PostgreSQL or
-// PgBouncer; Redis): one line when one stops answering, naming it, where it is and why, and one when
-// it answers again, with how long it was gone and how many requests it cost meanwhile. Not a line
+// PgBouncer, and behind PgBouncer which side went away; Redis): one line when one stops answering,
+// naming it, where it is and why, and one when it answers again, with how long it was gone and
+// how many requests it cost meanwhile. Not a line
 // per failed request: during an expected outage those would be hundreds a second, each with a
 // driver's stack; each request's detail is at debug level (LOG_LEVEL=debug), on the request's own
 // logger. The state is also a metric (animal_store_dependency_up: src/observability/metrics.ts).
@@ -10,7 +11,7 @@
 // it once a second, so the "back" line comes within about a second of its return, with or without
 // traffic.
 import type { Logger } from 'pino';
-import { databaseFault, describeDatabaseFault } from '../db/database-errors.js';
+import { databaseFault, describeDatabaseFault, faultSideBehindPooler } from '../db/database-errors.js';
 import type { DatabaseDependency } from '../db/providers.js';
 
 type DependencyKind = DatabaseDependency['kind'] | 'redis';
@@ -38,6 +39,11 @@ export interface DependencyOptions {
   describe(error: unknown): string;
   /** Tried once a second while it is down; resolving means it answers again. */
   probe?: () => Promise<unknown>;
+  /**
+   * A pooler's: which side of it went away, from the outage's first fault, for both lines: the
+   * server behind it (`{ name: 'PostgreSQL behind PgBouncer', side: 'postgresql' }`) or itself.
+   */
+  sideOf?(error: unknown): { name: string; side: string };
 }
 
 /** A dependency's state, for the metrics. */
@@ -50,6 +56,9 @@ export interface DependencyState {
 
 export class DependencyTracker {
   private downSince: number | null = null;
+  /** Who the lines of the current outage name: `name`, or the side `sideOf` found (and its `side` field). */
+  private downName: string;
+  private side: string | undefined;
   /** Requests that could not use it during the current outage. */
   private failedWhileDown = 0;
   private failedTotal = 0;
@@ -61,7 +70,9 @@ export class DependencyTracker {
     private readonly options: DependencyOptions,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.downName = options.name;
+  }
 
   /**
    * A request could not use it: counted, its detail (`error`, with the request's id when `log` is
@@ -83,10 +94,10 @@ export class DependencyTracker {
   succeeded(): void {
     if (this.downSince === null) return;
     const downForMs = this.now() - this.downSince;
-    const { kind, name, target, counted } = this.options;
+    const { kind, target, counted } = this.options;
     this.logger.info(
-      { dependency: kind, target, downForMs, failedRequests: this.failedWhileDown },
-      `${name} answers again after ${(downForMs / 1000).toFixed(1)} s; ${this.failedWhileDown} ${counted} meanwhile`,
+      { dependency: kind, side: this.side, target, downForMs, failedRequests: this.failedWhileDown },
+      `${this.downName} answers again after ${(downForMs / 1000).toFixed(1)} s; ${this.failedWhileDown} ${counted} meanwhile`,
     );
     this.downSince = null;
     this.failedWhileDown = 0;
@@ -108,10 +119,13 @@ export class DependencyTracker {
   private wentDown(error: unknown): void {
     if (this.downSince !== null || this.closed) return;
     this.downSince = this.now();
-    const { kind, name, target, whileDown, describe, probe } = this.options;
+    const { kind, name, target, whileDown, describe, probe, sideOf } = this.options;
+    const side = sideOf?.(error);
+    this.downName = side?.name ?? name;
+    this.side = side?.side;
     this.logger.warn(
-      { dependency: kind, target, cause: error === undefined ? undefined : describe(error) },
-      `${name} is not answering: ${whileDown}`,
+      { dependency: kind, side: this.side, target, cause: error === undefined ? undefined : describe(error) },
+      `${this.downName} is not answering: ${whileDown}`,
     );
     if (probe) this.probeTimer = setInterval(() => this.tryProbe(probe), PROBE_INTERVAL_MS).unref();
   }
@@ -175,6 +189,11 @@ export function databaseHealth(database: { dependency: DatabaseDependency; ping(
         counted: 'requests were answered 503',
         describe: describeDatabaseFault,
         probe: () => database.ping(),
+        sideOf:
+          kind === 'pgbouncer'
+            ? (error) =>
+                faultSideBehindPooler(error) === 'server' ? { name: `PostgreSQL behind ${name}`, side: 'postgresql' } : { name, side: kind }
+            : undefined,
       },
       logger,
     ),

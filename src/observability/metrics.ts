@@ -6,6 +6,7 @@
 // registered, HTTP methods, status codes), so the number of series stays bounded whatever URLs
 // callers send.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BuildInfo } from '../config.js';
 import type { PoolStats } from '../db/database.js';
 import type { DependencyState } from './dependencies.js';
 
@@ -65,6 +66,13 @@ interface ConnectionCounts {
 let processRegistry: Registry | undefined;
 
 /**
+ * prom-client's gauges named like counters, which `promtool check metrics` refuses ("non-counter
+ * metrics should not have _total suffix"): each is the sum of the labelled gauge of the same name
+ * without `_total` (`sum(nodejs_active_handles)`), so they are left out.
+ */
+export const DROPPED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/**
  * Node's own metrics (prom-client's defaults: CPU, memory, heap, event-loop lag, GC, handles),
  * collected once per process: they describe the process, whichever app in it is scraped, and
  * each collection starts an event-loop monitor and a GC observer that are never stopped.
@@ -73,23 +81,36 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    for (const name of DROPPED_DEFAULT_METRICS) processRegistry.removeSingleMetric(name);
   }
   return processRegistry;
 }
 
 /**
  * The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are
- * left out. `dependencies` (src/observability/dependencies.ts) too: one series each.
+ * left out. `dependencies` (src/observability/dependencies.ts) too: one series each. `build`: what
+ * this process runs (src/config.ts, readBuildInfo), one series with the Node release.
  */
 export function createServiceMetrics(
   options: {
     poolStats?: () => PoolStats | null;
     connections?: () => ConnectionCounts;
     dependencies?: () => readonly DependencyState[];
+    build?: BuildInfo;
   } = {},
 ): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
+
+  const { build } = options;
+  if (build) {
+    new Gauge({
+      name: 'animal_store_build_info',
+      help: 'Always 1: the version (package.json), the git commit dist/ was built from, and the Node release this instance runs.',
+      labelNames: ['version', 'commit', 'node'],
+      registers,
+    }).set({ version: build.version, commit: build.commit, node: process.version }, 1);
+  }
 
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -230,6 +251,11 @@ export function createServiceMetrics(
       });
     poolGauge('animal_store_db_pool_connections', "PostgreSQL connections open in this instance's pool (idle or in use).", (s) => s.total);
     poolGauge('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle.', (s) => s.idle);
+    poolGauge(
+      'animal_store_db_pool_connections_in_use',
+      'PostgreSQL connections taken by a query or transaction (or being opened for one): open minus idle.',
+      (s) => s.total - s.idle,
+    );
     poolGauge(
       'animal_store_db_pool_waiting_queries',
       'Queries waiting for a free connection (the pool is exhausted while above 0).',

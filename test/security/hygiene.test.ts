@@ -25,7 +25,7 @@ describe('response headers', () => {
 });
 
 describe('CORS', () => {
-  it('is off by default: no CORS headers, and a preflight is not answered as one', async () => {
+  it('is off by default: no CORS headers, and a preflight is refused (test/http/cors.test.ts)', async () => {
     server = await startTestServer();
     const response = await server.request('/v1/pets', { headers: { origin: 'https://evil.example' } });
     expect(response.status).toBe(200);
@@ -35,7 +35,7 @@ describe('CORS', () => {
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
-    expect(preflight.status).toBe(405);
+    expect(preflight.status).toBe(400);
   });
 
   it('allows exactly the configured origins', async () => {

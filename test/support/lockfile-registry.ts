@@ -1,5 +1,5 @@
 // An npm registry on loopback that knows exactly the packages of this repository's package-lock.json
-// and serves their tarballs from npm's own cache (where `npm ci` put them): an app's `npm install`
+// and serves their tarballs from npm's own cache (<cache>/_cacache, where `npm ci` put them): an app's `npm install`
 // of those packages works with no network, as written, by pointing npm_config_registry here.
 // Packuments carry what npm reads to resolve (dependencies, peers, bin, engines, os, cpu, dist);
 // a package that is not in the lock file, or whose tarball is not in the cache, is a 404.
@@ -24,6 +24,7 @@ const MANIFEST_FIELDS = [
   'engines',
   'os',
   'cpu',
+  'libc',
   'license',
 ];
 
@@ -52,7 +53,7 @@ export async function startLockfileRegistry(lockfile: string): Promise<LockfileR
       const path = decodeURIComponent((request.url ?? '/').split('?')[0]!).slice(1);
       if (path.startsWith('-/tarball/')) {
         const hex = path.slice('-/tarball/'.length);
-        const file = join(cache, 'content-v2', 'sha512', hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+        const file = join(cache, '_cacache', 'content-v2', 'sha512', hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
         const bytes = await readFile(file).catch(() => null);
         if (!bytes) return response.writeHead(404).end();
         return response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
