@@ -186,9 +186,8 @@ function openFileLimit(): number {
 
 /**
  * Sockets listening on PORT, side by side (SO_REUSEPORT): during a burst of new connections each
- * event-loop turn accepts one from each (src/http/acceptors.ts). Measured under a burst of 4,400
- * connections: with 8, 63–64 of a new client's first 100 connections were answered within 2 s;
- * with 64, 88–98 (docs/benchmarks.md, "Under attack").
+ * event-loop turn accepts one from each (src/http/acceptors.ts). Why 64: docs/benchmarks.md,
+ * "Figures behind the code's choices".
  */
 const LISTENING_SOCKETS = 64;
 
@@ -199,10 +198,8 @@ const LISTENING_SOCKETS = 64;
 const RESERVED_DESCRIPTORS = LISTENING_SOCKETS + 64;
 
 /**
- * The process's memory besides its connections, at work (measured 130–175 MiB RSS under the
- * bench's load with the NODE_OPTIONS of docs/operations.md), and the most one connection adds to it
- * (measured ~52 KiB for a slow reader of the docs bundle, ~20 KiB idle: docs/operations.md,
- * "Connections").
+ * The process's memory besides its connections, at work, and the most one connection adds to it
+ * (measured: docs/benchmarks.md, "Figures behind the code's choices").
  */
 const PROCESS_MEMORY = 160 * 2 ** 20;
 const CONNECTION_MEMORY = 64 * 2 ** 10;
