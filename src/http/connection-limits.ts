@@ -24,14 +24,34 @@
 //   `send_timeout`) ends its connection;
 // - the unsent output of all connections together is bounded (`maxUnsentBytes`): over it, the
 //   connections whose answers moved least recently are closed first.
+//
+// And one address cannot take every turn of the event loop: while an address holds more than
+// CROWDED_ADDRESS_CONNECTIONS connections, at most CROWD_REQUESTS_PER_TURN of its requests (of all
+// such addresses together) are handed to the app per turn; the rest wait, their connections unread,
+// in the order they came. Other addresses' requests are handed on at once, so a client that opens a
+// new connection during a flood from elsewhere is not answered after the flood's thousands of
+// requests (docs/operations.md, "Connections"). Off where addresses have no share of
+// their own (`perAddress` as large as `total`: TRUST_PROXY's default), as when every connection
+// comes through proxies, whose addresses stand for everyone.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Requests of one connection in the app at once (browsers do not pipeline at all). */
-export const MAX_IN_FLIGHT_PER_CONNECTION = 8;
+/**
+ * Requests of one connection in the app at once (browsers do not pipeline at all): each holds its
+ * request and answer objects until the answer is in the kernel, so this is most of what a reader
+ * that stops reading costs: a slow reader of the docs bundle pipelining 8 requests held ~108 KiB of
+ * RSS with 8, ~52 KiB with 2, ~40 KiB with 1 (docs/operations.md, "Connections").
+ */
+export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
 /** Unsent answers of all connections together, in bytes; over it, the slowest connections are closed. */
 export const MAX_UNSENT_BYTES = 64 * 1024 * 1024;
+
+/** Open connections past which an address is a crowd, whose requests share a budget per turn. */
+const CROWDED_ADDRESS_CONNECTIONS = 256;
+
+/** Requests of crowded addresses handed to the app per event-loop turn, all of them together. */
+const CROWD_REQUESTS_PER_TURN = 16;
 
 export interface ConnectionLimitSettings {
   total: number;
@@ -73,6 +93,12 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const idle = new Set<Socket>();
   const perAddress = new Map<string, number>();
   const counts = { refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 };
+  const crowdedAt = settings.perAddress >= settings.total ? Infinity : CROWDED_ADDRESS_CONNECTIONS;
+  /** What crowded addresses may still hand to the app in this turn. */
+  let crowdBudget = CROWD_REQUESTS_PER_TURN;
+  /** Connections of crowded addresses whose next request waits for a turn's budget, first come first. */
+  const deferred = new Set<Socket>();
+  let nextTurn: NodeJS.Immediate | undefined;
 
   function markIdle(socket: Socket): void {
     idle.delete(socket);
@@ -103,6 +129,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     socket.on('drain', () => serveWaiting(socket, state));
     socket.once('close', () => {
       state.waiting.length = 0; // never served: no one is left to answer
+      deferred.delete(socket);
       tracked.delete(socket);
       idle.delete(socket);
       const left = (perAddress.get(address) ?? 1) - 1;
@@ -115,8 +142,29 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const handlers = server.listeners('request') as Array<(request: IncomingMessage, response: ServerResponse) => void>;
   server.removeAllListeners('request');
 
+  /** Whether the connection's next request may be handed to the app now (which it then is). */
   function mayServe(socket: Socket, state: Tracked): boolean {
-    return state.inFlight.size < settings.maxInFlightPerConnection && !socket.writableNeedDrain;
+    if (state.inFlight.size >= settings.maxInFlightPerConnection || socket.writableNeedDrain) return false;
+    if ((perAddress.get(state.address) ?? 0) <= crowdedAt) return true;
+    nextTurn ??= setImmediate(startTurn);
+    if (crowdBudget > 0) {
+      crowdBudget--;
+      return true;
+    }
+    deferred.add(socket);
+    return false;
+  }
+
+  /** A new turn's budget for the crowds, first for the connections that waited longest. */
+  function startTurn(): void {
+    nextTurn = undefined;
+    crowdBudget = CROWD_REQUESTS_PER_TURN;
+    for (const socket of deferred) {
+      if (crowdBudget === 0) break;
+      deferred.delete(socket);
+      const state = tracked.get(socket);
+      if (state) serveWaiting(socket, state);
+    }
   }
 
   function dispatch(state: Tracked, socket: Socket, request: IncomingMessage, response: ServerResponse): void {
