@@ -9,7 +9,7 @@ export const API_KEY_PREFIX = 'ask_';
  */
 const encoded = (literal: string, hex: string) => `(?:${literal}|%(?:25){0,2}(?:${hex}))`;
 
-/** The prefix and a run long enough to be (most of) a key, each character literal or encoded; `ask_me` is a word. */
+/** The prefix and a run long enough to be (most of) a key; `ask_me` is a word. */
 const KEY_SHAPED_SOURCE =
   encoded('a', '[46]1') +
   encoded('s', '[57]3') +

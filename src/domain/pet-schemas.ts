@@ -1,5 +1,5 @@
-// The pet records of the contract (spec section 2) as zod schemas. They validate procedure input
-// and output on both surfaces and are the source of the OpenAPI document's components.
+// The contract's pet records (spec section 2) as zod schemas: input and output on both surfaces, and
+// the OpenAPI document's components.
 import { z } from 'zod';
 import { int64Id } from './int64.js';
 import { expected, integerMessages } from './validation-messages.js';
@@ -9,10 +9,10 @@ const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 /** A new pet is `available` unless the request says otherwise (the spec leaves the default open). */
 export const DEFAULT_PET_STATUS = 'available' satisfies PetStatus;
 
-/** The page size of `listPets` when `limit` is omitted, and its bounds (spec section 8). */
+/** Spec section 8. */
 const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
 
-/** Names are 1 to 100 characters (the spec sets no limit; docs/decisions.md, "Length limit on `name`"). */
+/** The spec sets no limit: docs/decisions.md, "Length limit on `name`". */
 const NAME_MAX_LENGTH = 100;
 
 export const PetStatus = z
@@ -23,23 +23,14 @@ export type PetStatus = z.infer<typeof PetStatus>;
 /** Inclusive ranges of code points. */
 type Ranges = ReadonlyArray<readonly [number, number]>;
 
-/**
- * What a name may hold: every Unicode scalar value but the control characters (Unicode's Cc:
- * U+0000–U+001F, U+007F–U+009F; NUL above all: some databases refuse it). Surrogates are not scalar
- * values: JSON's "\ud800" alone cannot be stored as UTF-8 (it would come back as U+FFFD).
- */
+/** Scalar values but controls (NUL: some databases refuse it); a lone surrogate cannot be stored as UTF-8. */
 const TEXT: Ranges = [
   [0x20, 0x7e],
   [0xa0, 0xd7ff],
   [0xe000, 0x10ffff],
 ];
 
-/**
- * What does not count as a name on its own: white space and the invisible format characters
- * (Unicode 17's White_Space and Cf, the controls left out), written out rather than as `\s` or
- * `\p{Cf}`, whose sets differ between regex engines and Unicode versions (test/openapi-patterns.test.ts
- * compares this list with the running Node's `[\s\p{Cf}]`).
- */
+/** Not a name alone: Unicode 17's White_Space and Cf, written out as `\s` and `\p{Cf}` differ between engines. */
 const BLANK: Ranges = [
   [0x20, 0x20],
   [0xa0, 0xa0],
@@ -83,28 +74,17 @@ function without(ranges: Ranges, removed: Ranges): Ranges {
   return kept;
 }
 
-/**
- * A character class of `ranges` that Python's `re`, RE2 and ECMA-262 in Unicode mode (JSON Schema's
- * reading) all read alike: `\xHH` up to U+00FF, the character itself above (they share no escape
- * for it), never `\s`, `\p{…}` or a surrogate.
- */
+/** A character class that Python's `re`, RE2 and ECMA-262 in Unicode mode all read alike (they share no escape above U+00FF). */
 function characterClass(ranges: Ranges): string {
   const character = (code: number) =>
     code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCodePoint(code);
   return `[${ranges.map(([from, to]) => (from === to ? character(from) : `${character(from)}-${character(to)}`)).join('')}]`;
 }
 
-/**
- * The name rule, whole, as one regular expression: blanks, then a character that is not one, then
- * any text; nothing else anywhere. The service validates with it (Unicode mode) and the OpenAPI
- * document carries it as `pattern`, so a validator outside the service decides as the service does.
- * Linear time: the first two classes never overlap. Python's `re.search` also lets a final newline
- * through (its `$`), as the description says; `re.fullmatch` does not.
- */
+/** The whole name rule, also the document's `pattern`; linear time: the first two classes never overlap. */
 const NAME_PATTERN_SOURCE = `^${characterClass(BLANK)}*${characterClass(without(TEXT, BLANK))}${characterClass(TEXT)}*$`;
 const NAME_PATTERN = new RegExp(NAME_PATTERN_SOURCE, 'u');
 
-/** Which part of the name rule `input` breaks, in the words the error envelope uses. */
 function nameProblem(input: unknown): string {
   if (typeof input === 'string' && /\p{Cc}/u.test(input)) return 'must not contain control characters';
   if (typeof input === 'string' && /\p{Cs}/u.test(input)) return 'must be valid Unicode text (no unpaired surrogates)';
@@ -161,9 +141,8 @@ export const ListPetsInput = z
       .default(LIST_LIMIT.default)
       .meta({ description: 'Maximum number of animals to return.' }),
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
-    // Keyset pagination: the next page starts after the last id of this one (docs/api.md).
     after: int64Id()
-      // No example: Swagger UI's "Try it out" would send it, and list from there instead of the start.
+      // No example: Swagger UI's "Try it out" would send it.
       .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.' })
       .optional(),
   })
@@ -180,10 +159,8 @@ const PET_STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
 const isId = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 1;
 
 /**
- * `Pet`'s rules as one precompiled check, for output validation: true only when zod's `Pet.parse`
- * would accept `value` and return an object that serialises to the same JSON (these keys, in this
- * order, nothing else enumerable). zod's parse of a page of 20 costs ~13 µs and copies every pet;
- * this check ~1 µs. False says nothing: the caller then runs zod itself (test/output-checks.test.ts).
+ * True only when `Pet.parse` would return the same JSON; false says nothing (zod runs).
+ * Why: docs/benchmarks.md, "`Pet`/`Pets` output by a precompiled check first".
  */
 function isExactPet(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
@@ -203,17 +180,13 @@ function isExactPet(value: unknown): boolean {
   );
 }
 
-/** `Pets`'s rules as a precompiled check (see isExactPet). */
 function areExactPets(value: unknown): boolean {
   if (!Array.isArray(value)) return false;
   for (let i = 0; i < value.length; i++) if (!isExactPet(value[i])) return false;
   return true;
 }
 
-/**
- * Output schemas with a precompiled check: the output validator (src/api/trpc-internals.ts) passes
- * a value the check accepts as it is, and gives any other to the schema.
- */
+/** Output schemas with a precompiled check, used first by src/api/trpc-internals.ts. */
 export const PRECOMPILED_OUTPUT_CHECKS: ReadonlyMap<z.ZodType, (value: unknown) => boolean> = new Map<
   z.ZodType,
   (value: unknown) => boolean
