@@ -39,8 +39,7 @@ import type { Socket } from 'node:net';
 /**
  * Requests of one connection in the app at once (browsers do not pipeline at all): each holds its
  * request and answer objects until the answer is in the kernel, so this is most of what a reader
- * that stops reading costs: a slow reader of the docs bundle pipelining 8 requests held ~108 KiB of
- * RSS with 8, ~52 KiB with 2, ~40 KiB with 1 (docs/operations.md, "Connections").
+ * that stops reading costs (docs/benchmarks.md, "Figures behind the code's choices").
  */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
