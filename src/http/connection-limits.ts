@@ -4,11 +4,14 @@
 //
 // - at most `perAddress` open connections per peer address (the socket's, not X-Forwarded-For:
 //   behind a proxy the peers are the proxies, and the setting's default allows for it);
-// - at most `total` open connections; at the cap, a new connection takes the place of the one idle
-//   longest (a keep-alive connection between requests, or one that has sent nothing yet), and is
-//   refused only when none is idle.
+// - at most `total` open connections; at the cap, a new connection takes the place of one of the
+//   address holding the most, if that address holds more than the newcomer's would: its oldest idle
+//   connection (between requests, or nothing sent yet), else its stalest (answer moved least
+//   recently). So a crowd cannot lock out an address with few connections, nor take their places.
+//   When the newcomer's address is the crowd, it takes the place of the connection idle longest, and
+//   is refused when none is idle.
 // A refused connection is destroyed at once: no answer is written, so refusing costs next to
-// nothing. Requests in flight are never cut by these caps.
+// nothing. Requests in flight are cut only on a crowding address's stalest connection.
 //
 // What one connection holds is bounded too, however slowly it reads (docs/security.md, "What a
 // connection holds"):
@@ -90,7 +93,8 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const tracked = new Map<Socket, Tracked>();
   /** Idle connections, the longest idle first (a Map keeps insertion order). */
   const idle = new Set<Socket>();
-  const perAddress = new Map<string, number>();
+  /** Each address's open connections, oldest first. */
+  const byAddress = new Map<string, Set<Socket>>();
   const counts = { refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 };
   const crowdedAt = settings.perAddress >= settings.total ? Infinity : CROWDED_ADDRESS_CONNECTIONS;
   /** What crowded addresses may still hand to the app in this turn. */
@@ -106,16 +110,18 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
 
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const fromAddress = perAddress.get(address) ?? 0;
+    let sockets = byAddress.get(address);
+    const fromAddress = sockets?.size ?? 0;
     if (fromAddress >= settings.perAddress) return refuse(socket);
     if (tracked.size >= settings.total) {
-      const longestIdle = idle.values().next().value;
-      if (longestIdle === undefined) return refuse(socket);
-      idle.delete(longestIdle);
+      const victim = placeInCrowd(fromAddress + 1) ?? idle.values().next().value;
+      if (victim === undefined) return refuse(socket);
+      idle.delete(victim);
       counts.reclaimed++;
-      longestIdle.destroy();
+      victim.destroy();
     }
-    perAddress.set(address, fromAddress + 1);
+    if (!sockets) byAddress.set(address, (sockets = new Set()));
+    sockets.add(socket);
     const state: Tracked = { address, inFlight: new Set(), held: false, waiting: [], sent: 0, movedAt: performance.now() };
     tracked.set(socket, state);
     markIdle(socket);
@@ -131,9 +137,8 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
       deferred.delete(socket);
       tracked.delete(socket);
       idle.delete(socket);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left === 0) perAddress.delete(address);
-      else perAddress.set(address, left);
+      sockets.delete(socket);
+      if (sockets.size === 0) byAddress.delete(address);
     });
   });
 
@@ -144,7 +149,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   /** Whether the connection's next request may be handed to the app now (which it then is). */
   function mayServe(socket: Socket, state: Tracked): boolean {
     if (state.inFlight.size >= settings.maxInFlightPerConnection || socket.writableNeedDrain) return false;
-    if ((perAddress.get(state.address) ?? 0) <= crowdedAt) return true;
+    if ((byAddress.get(state.address)?.size ?? 0) <= crowdedAt) return true;
     nextTurn ??= setImmediate(startTurn);
     if (crowdBudget > 0) {
       crowdBudget--;
@@ -251,6 +256,24 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const sweeps = setInterval(sweep, Math.max(100, Math.min(1_000, Math.floor(settings.sendTimeoutMs / 4))));
   sweeps.unref();
   server.once('close', () => clearInterval(sweeps));
+
+  /**
+   * The connection a newcomer takes the place of at the cap: of the address holding the most
+   * connections, if it holds more than `than`, its oldest idle one, else the one whose answer moved
+   * least recently.
+   */
+  function placeInCrowd(than: number): Socket | undefined {
+    let crowd: Set<Socket> | undefined;
+    for (const sockets of byAddress.values()) if (sockets.size > (crowd?.size ?? than)) crowd = sockets;
+    let stalest: Socket | undefined;
+    let movedAt = Infinity;
+    for (const socket of crowd ?? []) {
+      if (idle.has(socket)) return socket;
+      const state = tracked.get(socket)!;
+      if (state.movedAt < movedAt) [stalest, movedAt] = [socket, state.movedAt];
+    }
+    return stalest;
+  }
 
   function refuse(socket: Socket): void {
     counts.refused++;

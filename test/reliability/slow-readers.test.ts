@@ -58,8 +58,24 @@ function freshRequest(port: number, path: string, headers: Record<string, string
   });
 }
 
+/**
+ * A series of /metrics, read on a new connection (a kept-alive one may be the idle connection the
+ * service gives up when a newcomer needs its place).
+ */
 async function metric(service: ServiceProcess, line: RegExp): Promise<number> {
-  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+  const text = await new Promise<string>((resolve, reject) => {
+    const url = new URL('/metrics', service.baseUrl);
+    const req = request(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(20_000, () => req.destroy(new Error('no answer in 20 s')));
+    req.end();
+  });
   // A series not there yet (or not at all) counts as 0.
   const match = line.exec(text);
   return match ? Number(match[1]) : 0;
