@@ -17,9 +17,9 @@
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
 //      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
 //      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc).
-//   7. SQLite only: under attack (bench/under-attack.ts): a legitimate client's p50/p99 and the
-//      server's peak RSS while an idle-connection flood, a keyless batch flood, one unread
-//      pipelining connection and slow readers of the docs bundle run, against the same client unattacked.
+//   7. Under attack (bench/under-attack.ts, in a network namespace at MTU 1500), SQLite and
+//      PostgreSQL: a legitimate client's kept-alive and new-connection latencies, the kernel's
+//      listen-queue drops and the server's peak RSS during a mixed flood, against the client alone.
 //   8. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
 //      same service without it, on one database, alternating.
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
@@ -35,10 +35,10 @@
 // BENCH_ONLY=redis (the shared limits' cost alone),
 // BENCH_NODE_OPTIONS (the service's NODE_OPTIONS; default: the operator setting of docs/operations.md,
 // "The process's memory settings"; empty: none).
-import { execSync } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -74,7 +74,8 @@ import {
   type PeerFigures,
   type PeerSystem,
 } from './peers.js';
-import { startAttack } from './under-attack.js';
+import type { AttackFigures, ClientFigures } from './under-attack.js';
+import { percentile } from '../test/support/floods.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
 
@@ -473,89 +474,48 @@ async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigure
   }
 }
 
-/** The legitimate client of the attack scenario: a few connections reading a page of pets. */
-const ATTACK_CLIENT: Request = { method: 'GET', path: '/v1/pets?limit=20', headers: AUTH };
-const ATTACK_CLIENT_CONNECTIONS = 4;
-const ATTACK_IDLE_CONNECTIONS = 4_000;
-const ATTACK_PIPELINED_REQUESTS = 20_000;
-const ATTACK_SLOW_READERS = 400;
-
-interface AttackRuns {
-  calm: Run[];
-  attacked: Run[];
-  idleHeld: number;
-  batchesPerSecond: number;
-  slowReaders: number;
-}
-
-/** 6. Under attack, on SQLite: rounds of the client alone, then rounds of it while the attackers run. */
-async function measureUnderAttack(): Promise<AttackRuns> {
-  console.log('\n## under attack (SQLite)');
-  const database = await benchDatabase('sqlite', 'attack');
-  const { server } = await startService('service-attack', database.url);
-  await database.seed(SEED_ROWS);
-  const run = async () => {
-    server.rss.resetPeak();
-    const result = await load(generator, ROOT, workDir, server.started.port, ATTACK_CLIENT, {
-      seconds: SECONDS,
-      connections: ATTACK_CLIENT_CONNECTIONS,
-    });
-    return { ...result, peakRssBytes: server.rss.readPeak(), cpuMicrosPerRequest: 0 };
-  };
-  try {
-    await run(); // warm-up
-    const calm: Run[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      calm.push(await run());
-      console.log(`  round ${round} unattacked  ${describeRun(calm.at(-1)!)}`);
-    }
-    const attack = await startAttack({
-      port: server.started.port,
-      apiKey: API_KEY,
-      idleConnections: ATTACK_IDLE_CONNECTIONS,
-      pipelinedRequests: ATTACK_PIPELINED_REQUESTS,
-      slowReaders: ATTACK_SLOW_READERS,
-    });
-    const attacked: Run[] = [];
-    const batchesBefore = attack.batchesAnswered();
-    const since = performance.now();
-    try {
-      for (let round = 1; round <= ROUNDS; round++) {
-        attacked.push(await run());
-        console.log(`  round ${round} attacked    ${describeRun(attacked.at(-1)!)}; idle connections held ${attack.idleHeld()}`);
-      }
-    } finally {
-      await attack.stop();
-    }
-    const batchesPerSecond = (attack.batchesAnswered() - batchesBefore) / ((performance.now() - since) / 1000);
-    return { calm, attacked, idleHeld: attack.idleHeld(), batchesPerSecond, slowReaders: attack.slowReadersConnected };
-  } finally {
-    await stopProcess(server.started);
-  }
-}
-
-function printUnderAttack({ calm, attacked, idleHeld, batchesPerSecond, slowReaders }: AttackRuns): void {
-  // A round in which no request was answered is no error to wrk (its connections never completed one).
-  const errors = (runs: Run[]) => {
-    const silent = runs.flatMap((r, i) => (r.requests === 0 ? [i + 1] : []));
-    const sum = runs.reduce((total, r) => total + r.errors, 0);
-    return silent.length === 0 ? `${sum}` : `${sum}; no answer in round ${silent.join(', ')}`;
-  };
-  // Latencies of the rounds that answered something (a silent round has none, not 0 ms); req/s of all.
-  const latency = (runs: Run[], of: (run: Run) => number) => {
-    const values = runs.filter((r) => r.requests > 0).map(of);
-    return values.length === 0 ? '–' : `${fixed(median(values), 2)} (${spread(values, 2)})`;
-  };
-  const row = (label: string, runs: Run[]) =>
-    `| ${label} | ${latency(runs, (r) => r.p50Ms)} | ${latency(runs, (r) => r.p99Ms)} | ${fixed(median(runs.map((r) => r.requestsPerSecond)), 0)} | ${mb(Math.max(...runs.map((r) => r.peakRssBytes)))} | ${errors(runs)} |`;
-  console.log('');
-  console.log(
-    `legitimate client: ${ATTACK_CLIENT_CONNECTIONS} connections, GET /v1/pets?limit=20; attack: ${ATTACK_IDLE_CONNECTIONS} idle connections from 20 addresses (${idleHeld} still held at the end), 4 connections of keyless 1,600-call batches (${fixed(batchesPerSecond, 0)} answered/s), one connection pipelining ${ATTACK_PIPELINED_REQUESTS} GET /v1/pets?limit=100 unread, ${slowReaders} slow readers (2 KiB window) each pipelining 8 GETs of the 1.7 MB docs bundle unread`,
+/**
+ * 7. Under attack (bench/under-attack.ts), on SQLite and PostgreSQL, run inside a network namespace
+ * whose loopback has an Ethernet's MTU (scripts/in-network-namespace.sh): its figures come back as JSON.
+ */
+async function measureUnderAttack(): Promise<AttackFigures[]> {
+  const out = join(workDir, 'attack.json');
+  const child = spawn(
+    'bash',
+    [join('scripts', 'in-network-namespace.sh'), process.execPath, '--import', 'tsx', join('bench', 'under-attack.ts'), out],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
   );
-  console.log('| legitimate client | p50 ms | p99 ms | req/s | server peak RSS MB | errors |');
-  console.log('|---|---|---|---|---|---|');
-  console.log(row('unattacked', calm));
-  console.log(row('under attack', attacked));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`bench/under-attack.ts in a network namespace exited with ${code}`);
+  return JSON.parse(readFileSync(out, 'utf8')) as AttackFigures[];
+}
+
+function printUnderAttack(results: AttackFigures[]): void {
+  const ms = (value: number) => (value >= 100 ? fixed(value, 0) : fixed(value, 1));
+  const row = (database: string, label: string, f: ClientFigures) => {
+    const fresh = f.newConnections.filter((t): t is number => t !== null);
+    const first = `${f.newConnections.slice(0, 100).filter((t) => t !== null && t <= 2_000).length} of ${Math.min(100, f.newConnections.length)}`;
+    const errors = f.keptAlive.errors + f.newConnections.length - fresh.length;
+    return `| ${database} | ${label} | ${ms(percentile(f.keptAlive.times, 50))} / ${ms(percentile(f.keptAlive.times, 99))} | ${ms(percentile(fresh, 50))} / ${ms(percentile(fresh, 99))} | ${first} | ${f.listenOverflows} | ${errors} | ${mb(f.peakRssBytes)} |`;
+  };
+  console.log('');
+  const [one] = results;
+  if (one) {
+    console.log(
+      `attack from 127.0.0.1: ${one.mix.idle} idle connections (${one.idleHeld} connected), ${one.slowReaders} keyless slow readers of the docs bundle, keyless ${one.mix.batchCalls}-call tRPC batches (POST, ${one.mix.batchConnections} connections, ${results.map((r) => fixed(r.batchesPerSecond, 0)).join(' / ')} answered/s); client from 127.0.0.2; load average ${results.map((r) => r.load.map((l) => fixed(l, 1)).join('→')).join(', ')}`,
+    );
+  }
+  console.log(
+    '| database | legitimate client | kept-alive p50 / p99 ms | new connections p50 / p99 ms | first 100 within 2 s | listen overflows | errors | peak RSS MB |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(row(r.database, 'quiet', r.quiet));
+    console.log(row(r.database, 'under attack', r.attacked));
+  }
 }
 
 /** The scenarios of the shared limits' cost: the same requests with REDIS_URL and without. */

@@ -12,7 +12,7 @@ import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter, type AppRouter } from './api/root-router.js';
 import { contextFactory, type Context, type CreateContext } from './api/context.js';
-import { answerForClientError, answerForConnect } from './api/errors.js';
+import { answerForClientError, answerForConnect, type ClientErrorAnswer } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
@@ -25,9 +25,10 @@ import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
 import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
+import { bodyEncodingError, continueWhenBodyIsRead } from './http/request-bodies.js';
 import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
 import { writeAtTurnEnd } from './http/turn-end-writes.js';
-import { buildRestRoutes } from './http/rest-routes.js';
+import { buildRestRoutes, deprecationHeadersAt } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import {
   answerWriter,
@@ -38,7 +39,7 @@ import {
   TRPC_PREFIX,
   type CallDecision,
 } from './http/call-pipeline.js';
-import { rawHttpErrorResponse, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
+import { rawHttpErrorResponse, RESPONSE_HEADERS, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
@@ -68,6 +69,7 @@ export type AppConfig = Pick<
   | 'metricsEnabled'
   | 'metricsPort'
   | 'metricsHost'
+  | 'build'
 >;
 
 declare module 'fastify' {
@@ -103,9 +105,6 @@ function connectionsCheckingInterval(config: AppConfig): number {
   return Math.max(100, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4)));
 }
 
-/** Headers every response carries: API answers are not for sniffing or for shared caches. */
-const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
-
 /**
  * What a procedure receives, per request, on either surface (src/api/context.ts). Exported so that
  * test/trpc-wire.test.ts can give tRPC's stock Fastify adapter exactly the same context.
@@ -132,12 +131,20 @@ export async function buildApp({ config, database, logger, router = appRouter }:
         poolStats: database.poolStats,
         connections: () => connectionCounts(),
         dependencies: () => trackers.map((tracker) => tracker.state()),
+        build: config.build,
       })
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorSenders(router);
   // What both surfaces share: the run of a call and the answer to Fastify's errors, each failure logged once.
   const pipeline = callPipeline(router, databaseHealth);
+  // The router's REST routes: the parser's answers on an operation's path carry its deprecation
+  // headers, as the surface's do; CONNECT's Allow and CORS's methods are the methods served somewhere.
+  const restRoutes = buildRestRoutes(router);
+  const operationHeaders = ({ method, target }: ClientErrorAnswer) =>
+    target.startsWith(`${REST_BASE_PATH}/`)
+      ? deprecationHeadersAt(restRoutes, method, target.slice(REST_BASE_PATH.length).split('?')[0]!)
+      : {};
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
@@ -177,7 +184,9 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return void socket.destroy();
       const answer = answerForClientError(error);
-      socket.end(surfaceOf(answer.target) === 'trpc' ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer));
+      socket.end(
+        surfaceOf(answer.target) === 'trpc' ? trpcErrors.rawResponse(answer) : rawHttpErrorResponse(answer, operationHeaders(answer)),
+      );
     },
   });
 
@@ -191,8 +200,10 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     maxUnsentBytes: MAX_UNSENT_BYTES,
   });
 
-  // The methods the service answers somewhere, read from the router (CONNECT's Allow, CORS's methods).
-  const servedAnywhere = methodsServedAnywhere(buildRestRoutes(router));
+  // `100 Continue` only when the body is read: not before a refusal (src/http/request-bodies.ts).
+  continueWhenBodyIsRead(app.server);
+
+  const servedAnywhere = methodsServedAnywhere(restRoutes);
 
   // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
   // drops it unanswered. Answered 405 in the target's shape, then closed.
@@ -243,6 +254,15 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     reply.header('x-request-id', request.id);
     // The caller's trace, continued with this service's span (src/observability/trace-context.ts).
     reply.header('traceparent', formatTraceparent(traceContextOf(request)));
+    // A compressed body from a caller with a key: 415 before it is read (src/http/request-bodies.ts),
+    // in the surface's shape (its error handler). Without a key the surface answers 401 first.
+    if (request.headers['content-encoding'] !== undefined && request.call.caller?.identity) {
+      const refusal = bodyEncodingError(request.method, request.headers);
+      if (refusal !== null) {
+        reply.header('accept-encoding', 'identity').header('connection', 'close');
+        return done(refusal);
+      }
+    }
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -251,8 +271,10 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
       reply.header('www-authenticate', bearerChallenge(request.call.caller));
     }
-    // Tell keep-alive clients not to reuse a connection that is about to close.
-    if (draining) reply.header('connection', 'close');
+    // Tell keep-alive clients not to reuse a connection that is about to close. A request refused for
+    // want of a valid key ends its connection too (docs/security.md): a client without one has
+    // nothing to keep it for, and a flood of keyless requests pays a new connection for each.
+    if (draining || (request.call.caller?.refusal && request.call.refusal !== null)) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
   });

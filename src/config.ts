@@ -1,6 +1,7 @@
 // The service's settings: read from the environment once, at start-up, and validated here.
 // Nothing else in the code reads process.env; everything else receives a `Config`.
 import { existsSync, readFileSync } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { postgresTarget, providerOf } from './db/providers.js';
@@ -183,21 +184,42 @@ function openFileLimit(): number {
   }
 }
 
-/** Descriptors kept for everything but client connections: the database pool, Redis, the metrics listener, files. */
-const RESERVED_DESCRIPTORS = 64;
+/**
+ * Sockets listening on PORT, side by side (SO_REUSEPORT): during a burst of new connections each
+ * event-loop turn accepts one from each (src/http/acceptors.ts). Why 64: docs/benchmarks.md,
+ * "Figures behind the code's choices".
+ */
+const LISTENING_SOCKETS = 64;
+
+/**
+ * Descriptors kept for everything but client connections: the listening sockets, and 64 for the
+ * database pool, Redis, the metrics listener and files.
+ */
+const RESERVED_DESCRIPTORS = LISTENING_SOCKETS + 64;
+
+/**
+ * The process's memory besides its connections, at work, and the most one connection adds to it
+ * (measured: docs/benchmarks.md, "Figures behind the code's choices").
+ */
+const PROCESS_MEMORY = 160 * 2 ** 20;
+const CONNECTION_MEMORY = 64 * 2 ** 10;
 
 /**
  * The connection caps' defaults: every descriptor the process may open but a reserve (the pool and
- * RESERVED_DESCRIPTORS); per address an eighth of that, or all of it behind a proxy (TRUST_PROXY:
- * the peers are the proxies).
+ * RESERVED_DESCRIPTORS), and no more connections than fit in the memory the operator gives the
+ * process, read from V8's heap limit (NODE_OPTIONS' --max-old-space-size, which docs/operations.md
+ * pairs with the container's limit): (heap limit - PROCESS_MEMORY) / CONNECTION_MEMORY; per address
+ * an eighth of that, or all of it behind a proxy (TRUST_PROXY: the peers are the proxies).
  */
-function connectionDefaults(fileLimit: number, poolSize: number, behindProxy: boolean) {
-  const total = Math.max(16, fileLimit - poolSize - RESERVED_DESCRIPTORS);
+function connectionDefaults(fileLimit: number, heapLimit: number, poolSize: number, behindProxy: boolean) {
+  const byDescriptors = fileLimit - poolSize - RESERVED_DESCRIPTORS;
+  const byMemory = Math.floor((heapLimit - PROCESS_MEMORY) / CONNECTION_MEMORY);
+  const total = Math.max(16, Math.min(byDescriptors, byMemory));
   return { total, perAddress: behindProxy ? total : Math.max(8, Math.floor(total / 8)) };
 }
 
 /** The settings as the code reads them: named for the code, units converted, defaults applied. */
-const configSchema = (fileLimit: number) =>
+const configSchema = (fileLimit: number, heapLimit: number) =>
   settingsSchema.transform((s) => ({
     nodeEnv: s.NODE_ENV,
     host: s.HOST,
@@ -250,10 +272,19 @@ const configSchema = (fileLimit: number) =>
     /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
     metricsHost: s.METRICS_HOST ?? s.HOST,
     /** The most client connections open at once; at it, the one idle longest makes room (src/http/connection-limits.ts). */
-    maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    /**
+     * The listen queue: connections the kernel completes while the process is busy wait there
+     * until accepted. As long as MAX_CONNECTIONS (the kernel shortens it to net.core.somaxconn,
+     * 4,096 by default), so that a burst the caps would admit is queued, not dropped for the
+     * client to retry its SYN after 1 s, then 3 s (Node's default is 511).
+     */
+    listenBacklog: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
+    /** How many sockets listen on PORT side by side (see LISTENING_SOCKETS). */
+    listenSockets: LISTENING_SOCKETS,
     /** The most connections open at once from one peer address. */
     maxConnectionsPerAddress:
-      s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
+      s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
     /** PostgreSQL: queries that may wait for a pooled connection before 503. */
     databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
     /**
@@ -265,8 +296,35 @@ const configSchema = (fileLimit: number) =>
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
   }));
 
-/** The service's settings, as parseConfig returns them. */
-export type Config = z.output<ReturnType<typeof configSchema>>;
+/**
+ * What this process runs: package.json's version and the git commit `dist/` was built from
+ * (dist/build-info.json, written by scripts/build-if-stale.mjs; `unknown` when running from the
+ * sources, or built outside a git checkout). The metric animal_store_build_info shows it.
+ */
+export interface BuildInfo {
+  version: string;
+  commit: string;
+}
+
+/** Read once at start-up, from files beside the running code (src/ or dist/): not settings. */
+function readBuildInfo(): BuildInfo {
+  const read = (file: string): Record<string, unknown> => {
+    try {
+      return JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  };
+  const { version } = read('../package.json');
+  const { commit } = read('./build-info.json');
+  return {
+    version: typeof version === 'string' ? version : 'unknown',
+    commit: typeof commit === 'string' && commit !== '' ? commit : 'unknown',
+  };
+}
+
+/** The service's settings, as parseConfig returns them, and what was built (readBuildInfo). */
+export type Config = z.output<ReturnType<typeof configSchema>> & { build: BuildInfo };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -274,17 +332,22 @@ export class ConfigError extends Error {
 
 /**
  * Validates the settings in `env` (empty strings count as unset); `fileLimit` (the process's
- * open-file limit) gives the connection caps' defaults. Throws a ConfigError that names
+ * open-file limit) and `heapLimit` (V8's, in bytes) give the connection caps' defaults. Throws a ConfigError that names
  * every bad setting, so a misconfigured service stops at once with a readable message.
  */
-export function parseConfig(env: Record<string, string | undefined>, fileLimit: number = openFileLimit()): Config {
+export function parseConfig(
+  env: Record<string, string | undefined>,
+  fileLimit: number = openFileLimit(),
+  build: BuildInfo = readBuildInfo(),
+  heapLimit: number = getHeapStatistics().heap_size_limit,
+): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const result = configSchema(fileLimit).safeParse(present);
+  const result = configSchema(fileLimit, heapLimit).safeParse(present);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid settings:\n${problems.join('\n')}`);
   }
-  return result.data;
+  return { ...result.data, build };
 }
 
 /** The settings of this process: `.env` in the working directory (if any), then the environment. */

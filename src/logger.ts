@@ -1,11 +1,9 @@
-// The service's pino logger: one JSON object per line, on stdout unless told otherwise (tests
-// capture it). Fastify logs through it; src/http/request-logging.ts writes one line per request.
-// Human-readable output is for `npm run dev`, which pipes this through pino-pretty.
+// The service's pino logger: JSON lines on stdout, credentials redacted. @see docs/observability.md "Logs"
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { redactApiKeys } from './domain/api-key-shape.js';
 
-/** Fields that would hold an API key or the Authorization header, at the places they can be logged. */
+/** Exact paths: a wildcard makes pino walk every field of every line (docs/benchmarks.md, "redaction by exact paths"). */
 const REDACTED_PATHS = [
   'authorization',
   'headers.authorization',
@@ -19,15 +17,8 @@ const REDACTED_PATHS = [
 ];
 
 /**
- * stdout through pino's own destination (sonic-boom), synchronous, holding lines until
- * LOG_BUFFER_BYTES of them are pending: one write system call for many request lines rather than
- * one per line (the figures: docs/benchmarks.md). What is pending goes out
- * at least every LOG_FLUSH_INTERVAL_MS (an idle service's lines are not held back longer), and at
- * process exit (process.exit, SIGTERM/SIGINT through main.ts's shutdown, a fatal error).
- *
- * What it costs: a process killed outright (SIGKILL, the OOM killer) loses the lines still pending:
- * at most LOG_BUFFER_BYTES, logged within the last LOG_FLUSH_INTERVAL_MS. A stdout that stops
- * draining blocks the process, as any synchronous write does.
+ * Synchronous writes of up to LOG_BUFFER_BYTES, one system call for many lines; flushed at least every
+ * LOG_FLUSH_INTERVAL_MS and at exit. A SIGKILL loses what is pending. @see docs/observability.md "Logs"
  */
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 100;
@@ -42,13 +33,9 @@ function stdoutDestination(): DestinationStream {
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
-    // Belt and braces: request logs do not include headers, but a credential must never reach a log.
-    // Exact paths, where a key could be (a request's headers, the settings, a key object): a wildcard
-    // makes pino walk every field of every line, a third of a request line's cost (docs/benchmarks.md).
+    // Belt and braces: request lines hold no headers, but a credential must never reach a log.
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    // And whatever is shaped like an API key, in any field (a URL's query string, a header, an
-    // error's message): each finished line is looked at once (src/domain/api-key-shape.ts). (A
-    // request line's `url` loses its credential query parameters where it is made: request-logging.ts.)
+    // And anything key-shaped in any field, once per finished line.
     hooks: { streamWrite: redactApiKeys },
   };
   return pino(options, destination ?? stdoutDestination());

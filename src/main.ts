@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { buildApp } from './app.js';
+import { addAcceptors, assertPortFree } from './http/acceptors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -77,6 +78,8 @@ if (config.apiKeys.length === 0) {
 const app = await buildApp({ config, database, logger });
 
 let stopping = false;
+/** Stops the listening sockets beside the server's own, once their connections have closed (set once it listens). */
+let stopAcceptors = async () => {};
 /**
  * The stop: first, on SIGTERM (what balancers' platforms send; not Ctrl-C's SIGINT, which stops at
  * once), the drain (SHUTDOWN_DRAIN_MS), in which /readyz answers 503 while everything is
@@ -100,7 +103,9 @@ async function shutdown(signal: string): Promise<void> {
   app.beginDraining();
   await sleep(drainMs);
   logger.info('drained: closing the listener and idle connections');
-  await app.close();
+  // Fastify's close ends idle connections and waits for the answers in flight on its own socket's;
+  // the acceptors' close waits for theirs (src/http/acceptors.ts).
+  await Promise.all([app.close(), stopAcceptors()]);
   await database.close();
   process.exit(0); // the log's pending lines are written at exit (src/logger.ts)
 }
@@ -113,10 +118,15 @@ const listeners: Listener[] = [{ setting: 'PORT', hostSetting: 'HOST', host: con
 if (config.metricsEnabled && config.metricsPort !== null) {
   listeners.push({ setting: 'METRICS_PORT', hostSetting: 'METRICS_HOST', host: config.metricsHost, port: config.metricsPort });
 }
+// Passed on to net.Server#listen (Fastify's types do not name `reusePort`): the listen queue's length,
+// and SO_REUSEPORT for the acceptors beside the server's socket (src/http/acceptors.ts).
+const socketOptions = { backlog: config.listenBacklog, reusePort: true };
 try {
+  await assertPortFree(config.host, config.port);
   await app.listen({
     host: config.host,
     port: config.port,
+    ...socketOptions,
     listenTextResolver: (address) => `API listening at ${address} (REST /v1, tRPC /trpc, docs ${address}/v1/docs)`,
   });
 } catch (error) {
@@ -126,3 +136,4 @@ try {
   await database.close();
   process.exit(1);
 }
+stopAcceptors = await addAcceptors(app.server, config.listenSockets, config.listenBacklog);

@@ -1,4 +1,4 @@
-// The typed clients of the client package (client/src), from its source, used as docs/api.md uses
+// The typed clients of the client package (client/src), from its source, used as client/README.md uses
 // them against a running server: createClient (tRPC, with its retries and Idempotency-Keys) and
 // createRestClient (openapi-fetch on the committed REST types, client/src/rest-api.ts, which must
 // match the served document). The package as an app installs it: test/client-package.test.ts.

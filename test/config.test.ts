@@ -1,11 +1,14 @@
 // The settings: validated once, with defaults, and refused with a message that names each problem.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.js';
 import { postgresTarget } from '../src/db/providers.js';
 
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 describe('parseConfig', () => {
   it('has working defaults for local use', () => {
-    expect(parseConfig({}, 20_000)).toEqual({
+    expect(parseConfig({}, 20_000, undefined, 4_288 * 2 ** 20)).toEqual({
       nodeEnv: 'development',
       host: '127.0.0.1',
       port: 3000,
@@ -31,11 +34,15 @@ describe('parseConfig', () => {
       metricsEnabled: true,
       metricsPort: null,
       metricsHost: '127.0.0.1',
-      maxConnections: 19_926,
-      maxConnectionsPerAddress: 2_490,
+      maxConnections: 19_862,
+      listenBacklog: 19_862,
+      listenSockets: 64,
+      maxConnectionsPerAddress: 2_482,
       databasePoolQueueLimit: 500,
       shutdownDrainMs: 5_000,
       shutdownTimeoutMs: 25_000,
+      // From the sources, not a build: package.json's version, no recorded commit (dist/build-info.json).
+      build: { version: PACKAGE_VERSION, commit: 'unknown' },
     });
   });
 
@@ -99,19 +106,46 @@ describe('parseConfig', () => {
       metricsPort: 9464,
       metricsHost: '10.0.0.5',
       maxConnections: 5_000,
+      listenBacklog: 5_000,
+      listenSockets: 64,
       maxConnectionsPerAddress: 50,
       databasePoolQueueLimit: 40,
       shutdownDrainMs: 2_000,
       shutdownTimeoutMs: 20_000,
+      build: { version: PACKAGE_VERSION, commit: 'unknown' },
     });
   });
 
-  it('derives the connection caps from the open-file limit, leaving room for the pool and the rest', () => {
-    expect(parseConfig({}, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 118 });
-    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024)).toMatchObject({ maxConnections: 910, databasePoolQueueLimit: 2_500 });
+  it('derives the connection caps from the open-file limit, leaving room for the pool, the listening sockets and the rest', () => {
+    const heap = 4_288 * 2 ** 20; // V8's default limit on this machine: the descriptors decide
+    expect(parseConfig({}, 1_024, undefined, heap)).toMatchObject({
+      maxConnections: 886,
+      listenBacklog: 886,
+      maxConnectionsPerAddress: 110,
+    });
+    expect(parseConfig({ DATABASE_POOL_SIZE: '50' }, 1_024, undefined, heap)).toMatchObject({
+      maxConnections: 846,
+      databasePoolQueueLimit: 2_500,
+    });
     // Behind a proxy the peers are the proxies: no per-address share.
-    expect(parseConfig({ TRUST_PROXY: '1' }, 1_024)).toMatchObject({ maxConnections: 950, maxConnectionsPerAddress: 950 });
-    expect(parseConfig({}, 64)).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 8 });
+    expect(parseConfig({ TRUST_PROXY: '1' }, 1_024, undefined, heap)).toMatchObject({ maxConnections: 886, maxConnectionsPerAddress: 886 });
+    expect(parseConfig({}, 64, undefined, heap)).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 8 });
+  });
+
+  it('derives them from the heap limit too: no more connections than fit in the memory NODE_OPTIONS gives', () => {
+    // --max-old-space-size=256 --max-semi-space-size=8 (docs/operations.md): a 280 MiB heap limit,
+    // 120 MiB of it past what the process needs besides, 64 KiB a connection.
+    expect(parseConfig({}, 20_000, undefined, 280 * 2 ** 20)).toMatchObject({
+      maxConnections: 1_920,
+      listenBacklog: 1_920,
+      maxConnectionsPerAddress: 240,
+    });
+    expect(parseConfig({}, 20_000, undefined, 536 * 2 ** 20)).toMatchObject({ maxConnections: 6_016 });
+    // Set explicitly, MAX_CONNECTIONS wins, and the listen queue follows it.
+    expect(parseConfig({ MAX_CONNECTIONS: '2500' }, 20_000, undefined, 280 * 2 ** 20)).toMatchObject({
+      maxConnections: 2_500,
+      listenBacklog: 2_500,
+    });
   });
 
   it.each([

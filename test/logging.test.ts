@@ -200,6 +200,73 @@ describe('request ids and keys in the log', () => {
     expect(everything).not.toContain(API_KEY);
   });
 
+  /** The key as a URL may carry it: percent-encoded all through or in part, hex in either case, encoded twice. */
+  const hex = (character: string) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
+  const ENCODINGS: Array<[string, (key: string) => string]> = [
+    ['fully encoded', (key) => [...key].map(hex).join('')],
+    ['one character in the middle encoded', (key) => key.slice(0, 20) + hex(key[20]!) + key.slice(21)],
+    ['the prefix encoded', (key) => [...'ask_'].map(hex).join('') + key.slice(4)],
+    ['the prefix’s `s` encoded', (key) => `a${hex('s')}${key.slice(2)}`],
+    ['mixed-case hex', (key) => [...key].map((c, i) => (i % 2 ? hex(c).toLowerCase() : hex(c))).join('')],
+    ['encoded twice', (key) => [...key].map((c) => `%25${hex(c).slice(1)}`).join('')],
+    ['encoded three times, in capitals', (key) => [...key.toUpperCase()].map((c) => `%2525${hex(c).slice(1)}`).join('')],
+  ];
+  /** `text` percent-decoded until nothing changes (at most 4 times). */
+  const decoded = (text: string) => {
+    let current = text;
+    for (let i = 0; i < 4; i++) current = current.replace(/%([0-9a-f]{2})/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)));
+    return current;
+  };
+
+  it.each(ENCODINGS)('a key %s is redacted in the url, the path and a tRPC input', async (label, encode) => {
+    const key = encode(issuedKey);
+    const sent: Array<[string, string]> = [
+      [`/v1/pets?q=${key}&limit=2`, '/v1/pets?q=ask_[redacted]&limit=2'],
+      [`/v1/pets/${key}`, '/v1/pets/ask_[redacted]'],
+      [`/trpc/pets.list?input=%7B%22key%22%3A%22${key}%22%7D`, '/trpc/pets.list?input=%7B%22key%22%3A%22ask_[redacted]%22%7D'],
+      [
+        `/trpc/pets.get,pets.get?batch=1&input=%7B%220%22%3A%7B%22petId%22%3A1%7D%2C%221%22%3A%7B%22key%22%3A%22${key}%22%7D%7D`,
+        '/trpc/pets.get,pets.get?batch=1&input=%7B%220%22%3A%7B%22petId%22%3A1%7D%2C%221%22%3A%7B%22key%22%3A%22ask_[redacted]%22%7D%7D',
+      ],
+    ];
+    const from = output.length;
+    for (const [index, [path, logged]] of sent.entries()) {
+      const id = `encoded-${ENCODINGS.findIndex(([name]) => name === label)}-${index}`;
+      await server.request(path, { headers: { 'x-request-id': id } });
+      expect((await logOf(id))[0]).toMatchObject({ url: logged });
+    }
+    const lines = decoded(output.slice(from).join('')).toLowerCase();
+    expect(lines).not.toContain(issuedKey.slice(4, 20).toLowerCase());
+    expect(lines).not.toContain(issuedKey.slice(-16).toLowerCase());
+  });
+
+  it.each(ENCODINGS)('a key %s is redacted in every field of a line: messages, headers, errors', (_label, encode) => {
+    const key = encode(issuedKey);
+    const lines: string[] = [];
+    const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    logger.info({ headers: { referer: `https://example.com/?k=${key}` } }, 'a');
+    logger.warn({ err: new Error(`rejected ${key}`) }, 'b');
+    logger.info({ nested: { deeper: [key] } }, `told of ${key}`);
+    for (const line of lines) {
+      expect(decoded(line).toLowerCase()).not.toContain(issuedKey.slice(4, 20).toLowerCase());
+      expect(decoded(line).toLowerCase()).not.toContain(issuedKey.slice(-16).toLowerCase());
+      expect(line).toContain('ask_[redacted]');
+    }
+  });
+
+  it('text that is not a key keeps its encodings: a short run, other characters, the prefix alone', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    const kept = [
+      '%61%73%6B%5Fme',
+      'ask%2Fabcdefghijklmnopqrstuvwxyz',
+      '%7B%22ask%22%3A1%7D',
+      '%61%73%6B%5F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F',
+    ];
+    for (const text of kept) logger.info({ url: `/v1/pets?q=${text}` }, 'kept');
+    expect(lines.map((line) => JSON.parse(line).url)).toEqual(kept.map((text) => `/v1/pets?q=${text}`));
+  });
+
   it('keeps a key-shaped value out of every field of every line the logger writes: messages, headers, errors', () => {
     const lines: string[] = [];
     const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });

@@ -9,9 +9,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AppRouter } from '../src/api/root-router.js';
 import { appRouter } from '../src/api/root-router.js';
-import { ROUTE_LABELS } from '../src/observability/metrics.js';
+import { DROPPED_DEFAULT_METRICS, ROUTE_LABELS } from '../src/observability/metrics.js';
 import { scrape, type Sample } from './support/prometheus.js';
-import { API_KEY, json, startTestServer, type TestServer } from './support/test-server.js';
+import { API_KEY, json, startTestServer, TEST_CONFIG, type TestServer } from './support/test-server.js';
 
 /** The histogram's upper bounds, as the exposition writes them. */
 const BUCKET_BOUNDS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10'];
@@ -61,6 +61,28 @@ describe('GET /metrics on a service with traffic on both surfaces', () => {
     expect(scraped.value('process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
     // SQLite has no connection pool: no pool gauges rather than made-up ones.
     expect([...scraped.types.keys()].filter((name) => name.includes('pool'))).toEqual([]);
+  });
+
+  it('says what runs: version, commit and Node release in animal_store_build_info', async () => {
+    const scraped = await scrape(server.baseUrl);
+    expect(scraped.types.get('animal_store_build_info')).toBe('GAUGE');
+    const [info, ...others] = scraped.series('animal_store_build_info');
+    expect(others).toEqual([]);
+    // The test server's settings come from the sources (no dist/build-info.json beside them).
+    expect(info).toEqual({ name: 'animal_store_build_info', labels: { ...TEST_CONFIG.build, node: process.version }, value: 1 });
+    expect(TEST_CONFIG.build).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: 'unknown' });
+  });
+
+  it("leaves out prom-client's gauges named like counters, keeping the labelled ones they sum", async () => {
+    const scraped = await scrape(server.baseUrl);
+    for (const name of DROPPED_DEFAULT_METRICS) {
+      expect(scraped.types.has(name), name).toBe(false);
+      expect(scraped.types.get(name.replace(/_total$/, '')), name).toBe('GAUGE');
+    }
+    // Every other family named *_total is a counter (what promtool check metrics holds: npm run test:alerts).
+    const totals = [...scraped.types].filter(([name]) => name.endsWith('_total'));
+    expect(totals.length).toBeGreaterThan(5);
+    for (const [name, type] of totals) expect(type, name).toBe('COUNTER');
   });
 
   it('counts each request by surface, route pattern, method and status, never by URL', async () => {
@@ -262,12 +284,13 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
   });
   afterAll(() => server.close());
 
-  it("reports the pool's open, idle and waiting counts and its size", async () => {
+  it("reports the pool's open, idle, in-use and waiting counts and its size", async () => {
     await Promise.all([server.request('/v1/pets'), server.request('/v1/pets'), server.request('/trpc/pets.list')]);
     const scraped = await scrape(server.baseUrl);
     for (const name of [
       'animal_store_db_pool_connections',
       'animal_store_db_pool_idle_connections',
+      'animal_store_db_pool_connections_in_use',
       'animal_store_db_pool_waiting_queries',
     ]) {
       expect(scraped.types.get(name)).toBe('GAUGE');
@@ -276,7 +299,8 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
     const open = scraped.value('animal_store_db_pool_connections')!;
     expect(open).toBeGreaterThanOrEqual(1);
     expect(open).toBeLessThanOrEqual(2);
-    expect(scraped.value('animal_store_db_pool_idle_connections')).toBe(open); // nothing in flight
+    expect(scraped.value('animal_store_db_pool_idle_connections')).toBe(open); // nothing in flight…
+    expect(scraped.value('animal_store_db_pool_connections_in_use')).toBe(0); // …so open connections are not "in use"
     expect(scraped.value('animal_store_db_pool_waiting_queries')).toBe(0);
   });
 
@@ -291,6 +315,7 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
       await eventually(server.baseUrl, (scraped) => {
         expect(scraped.value('animal_store_db_pool_connections')).toBe(2);
         expect(scraped.value('animal_store_db_pool_idle_connections')).toBe(0);
+        expect(scraped.value('animal_store_db_pool_connections_in_use')).toBe(2); // = animal_store_db_pool_max_connections
         expect(scraped.value('animal_store_db_pool_waiting_queries')).toBe(3);
       });
       const statuses = await Promise.all(requests.map(async (request) => (await request).status));

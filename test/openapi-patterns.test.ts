@@ -1,9 +1,10 @@
-// Every `pattern` of the served OpenAPI document, read by validators outside JavaScript's `u` flag:
-// Python's `re` (python3, as jsonschema and Python API test tools use it), ECMA-262 without the `u`
-// flag (Postman/Newman and older JavaScript validators), and RE2 (Go, Rust; here re2js, a port of
-// RE2 to JavaScript). Each must compile every pattern, and match every name the service stores
-// (docs/decisions.md, "The OpenAPI document"). The document may be looser than the service (a name
-// the service refuses may match), never stricter.
+// Every `pattern` of the served OpenAPI document, read by validators outside the service: ECMA-262
+// in Unicode mode (JSON Schema's reading: ajv, browsers), Python's `re` (python3, as jsonschema and
+// Python API test tools use it) and RE2 (Go, Rust; here re2js, a port of RE2 to JavaScript). Each
+// must compile every pattern, and `name`'s pattern is the whole name rule: each engine decides as
+// the service does, character class by character class (white space, invisible format characters,
+// controls, unpaired surrogates, astral text) and on generated names; Python's `re.search` differs
+// only by letting one final newline through (docs/decisions.md, "The OpenAPI document").
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
@@ -68,10 +69,10 @@ sys.stdout.write(json.dumps({'errors': errors, 'matches': matches, 'whole': whol
   return JSON.parse(output.toString('utf8')) as PythonReading;
 }
 
-/** The three readings of a pattern besides JavaScript's `u` flag, as functions; Python's is batched. */
+/** The readings of a pattern besides Python's (which is batched), as functions. */
 const engines = {
-  'ECMA-262 without u': (pattern: string) => {
-    const regex = new RegExp(pattern);
+  'ECMA-262 (u)': (pattern: string) => {
+    const regex = new RegExp(pattern, 'u');
     return (text: string) => regex.test(text);
   },
   RE2: (pattern: string) => {
@@ -132,6 +133,21 @@ const REFUSED_BY_ALL = [
   '\u001cRex',
   '\u001fRex',
   '\u0085Rex',
+  // Only white space and invisible format characters, and unpaired surrogates (issue 39).
+  '\u200b',
+  '\ufeff',
+  '\u180e',
+  '\u2060',
+  '\u00ad',
+  '\u200d',
+  '\u061c',
+  '\u{e0020}',
+  ' \u200b',
+  '\u00a0\u3000\u2028',
+  '\ud800',
+  '\udc00',
+  'Rex\udc00',
+  '\udc00\ud800',
 ];
 
 /** Every control character (Unicode's Cc: the set the service refuses), alone and at each place in a name. */
@@ -149,8 +165,8 @@ const WITH_A_CONTROL = CONTROLS.flatMap((control) => [
 
 const accepted = (name: string) => NewPet.shape.name.safeParse(name).success;
 
-describe('the document’s patterns outside JavaScript’s u flag', () => {
-  it('names a pattern for `name`, and every pattern compiles in Python’s re, ECMA-262 without u and RE2', () => {
+describe('the document’s patterns outside the service', () => {
+  it('names a pattern for `name`, and every pattern compiles in Python’s re, ECMA-262 in Unicode mode and RE2', () => {
     const patterns = patternsOf(doc);
     // name (Pet and the create body), the Idempotency-Key header, the traceparent header.
     expect(patterns.length).toBeGreaterThanOrEqual(4);
@@ -207,19 +223,99 @@ describe('the document’s patterns outside JavaScript’s u flag', () => {
     // re.search with `$`: only a name of allowed text and one final newline gets through, as the description warns.
     expect(WITH_A_CONTROL.filter((_name, index) => matches[0]![index])).toEqual(['Rex\n', 'Rex \n']);
     expect(schema.description).toMatch(/re\.fullmatch/);
-    for (const reading of [new RegExp(schema.pattern, 'u'), new RegExp(schema.pattern), RE2JS.compile(schema.pattern)]) {
+    for (const reading of [new RegExp(schema.pattern, 'u'), RE2JS.compile(schema.pattern)]) {
       for (const name of WITH_A_CONTROL) expect(reading.test(name), `${String(reading)}: ${JSON.stringify(name)}`).toBe(false);
     }
   });
 
-  it('is never stricter than the service: any name the service accepts matches, in JavaScript with and without u and in RE2', () => {
+  it('each character alone: the service, ECMA-262 (u), Python’s re and RE2 decide alike, and blank is the running Node’s [\\s\\p{Cf}]', () => {
     const pattern = doc.components.schemas.Pet.properties.name.pattern as string;
-    const readings = [new RegExp(pattern, 'u'), new RegExp(pattern), RE2JS.compile(pattern)];
+    /** The code points whose one-character name `decides` accepts, as ranges. */
+    const acceptedRanges = (decides: (name: string) => boolean): string[] => {
+      const ranges: string[] = [];
+      let from = -1;
+      for (let code = 0; code <= 0x110000; code++) {
+        const yes = code < 0x110000 && decides(String.fromCodePoint(code));
+        if (yes && from < 0) from = code;
+        if (!yes && from >= 0) {
+          ranges.push(`${from.toString(16)}-${(code - 1).toString(16)}`);
+          from = -1;
+        }
+      }
+      return ranges;
+    };
+    const service = acceptedRanges(accepted);
+    const control = /\p{Cc}/u;
+    const blank = /[\s\p{Cf}]/u;
+    expect(service).toEqual(acceptedRanges((name) => !control.test(name) && !blank.test(name) && !/\p{Cs}/u.test(name)));
+    for (const [engine, compile] of Object.entries(engines)) expect(acceptedRanges(compile(pattern)), engine).toEqual(service);
+    const program = `
+import json, re, sys
+pattern = re.compile(json.loads(sys.stdin.read()))
+ranges, start = [], -1
+for code in range(0x110001):
+    yes = code < 0x110000 and pattern.fullmatch(chr(code)) is not None
+    if yes and start < 0: start = code
+    if not yes and start >= 0: ranges.append('%x-%x' % (start, code - 1)); start = -1
+sys.stdout.write(json.dumps(ranges))
+`;
+    const fromPython = JSON.parse(
+      execFileSync('python3', ['-c', program], { input: JSON.stringify(pattern) }).toString('utf8'),
+    ) as string[];
+    expect(fromPython).toEqual(service);
+  });
+
+  it('the service’s own answers, on both surfaces, are each engine’s: the issue’s names and each class at its edges', async () => {
+    const pattern = doc.components.schemas.Pet.properties.name.pattern as string;
+    const names = [
+      ...REFUSED_BY_ALL.slice(-15),
+      ...['Rex', 'a\u200db', '\u200bRex', '\ufeffRex', '\u{e0020}a', '\u{10ffff}', '\ufffd', '\ufffe', '\u{1f408}', '\ud7ff', '\ue000'],
+      ...[
+        '\u{110bd}',
+        '\u{13430}',
+        '\u{1343f}',
+        '\u{1d173}',
+        '\u{e0001}',
+        '\u{e007f}',
+        '\u{e0080}',
+        '\u0600',
+        '\u2064',
+        '\u2065',
+        '\ufff9',
+      ],
+    ];
+    const { whole } = python([pattern], names);
+    const readings = Object.entries(engines).map(([engine, compile]) => [engine, compile(pattern)] as const);
+    for (const [index, name] of names.entries()) {
+      const rest = await server.post('/v1/pets', { name, categoryId: 1 });
+      const trpc = await server.post('/trpc/pets.create', { name, categoryId: 1 });
+      const served = rest.status === 201;
+      expect(rest.status, JSON.stringify(name)).toBe(served ? 201 : 400);
+      expect(trpc.status, JSON.stringify(name)).toBe(served ? 200 : 400);
+      expect(whole[0]![index], `Python fullmatch: ${JSON.stringify(name)}`).toBe(served);
+      for (const [engine, matches] of readings) expect(matches(name), `${engine}: ${JSON.stringify(name)}`).toBe(served);
+    }
+  });
+
+  it('decides as the service does on any name: ECMA-262 (u) and RE2 on 10,000, Python’s fullmatch on 3,000', () => {
+    const pattern = doc.components.schemas.Pet.properties.name.pattern as string;
+    const readings = [new RegExp(pattern, 'u'), RE2JS.compile(pattern)];
+    const names = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 100, size: 'max' }),
+      fc.string({
+        unit: fc.constantFrom(' ', '\u200B', '\u00AD', '\uFEFF', '\u{E0020}', '\u3000', '\ud800', '\udc00', '\t', 'a', '🐈'),
+        maxLength: 8,
+      }),
+    );
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 100, size: 'max' }), (name) => {
-        if (accepted(name)) for (const reading of readings) expect(reading.test(name), JSON.stringify(name)).toBe(true);
+      fc.property(names, (name) => {
+        for (const reading of readings)
+          expect(reading.test(name), `${String(reading).slice(0, 20)}: ${JSON.stringify(name)}`).toBe(accepted(name));
       }),
       { numRuns: 10_000 },
     );
+    const sample = fc.sample(names, { numRuns: 3_000, seed: 39 });
+    const { whole } = python([pattern], sample);
+    sample.forEach((name, index) => expect(whole[0]![index], `Python fullmatch: ${JSON.stringify(name)}`).toBe(accepted(name)));
   });
 });

@@ -4,9 +4,13 @@
 // run's migrated template databases, and starts PostgreSQL, when the first test asks for them.
 // The suites through PgBouncer (test/pgbouncer/, and the behaviour suites once more) need Debian's
 // pgbouncer: `npm run test:pgbouncer` (test/vitest.pgbouncer.config.ts), not part of this run; nor
-// are the suites behind HAProxy (test/haproxy/, `npm run test:haproxy`).
+// are the suites behind HAProxy or nginx (test/haproxy/, test/nginx/: `npm run test:haproxy`,
+// `npm run test:nginx`), nor the alert rules'
+// tests with Debian's promtool (test/prometheus/, `npm run test:alerts`), nor the attack suites,
+// which run in a network namespace of their own (`npm run test:attack`, test/vitest.attack.config.ts).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { ATTACK_SUITES } from './vitest.attack.config.js';
 
 /** The suites that specify the contract through test/support/test-server.ts: run on every provider. */
 export const BEHAVIOUR_SUITES = [
@@ -44,7 +48,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: [...BEHAVIOUR_SUITES, 'test/pgbouncer/**', 'test/haproxy/**'] },
+        test: {
+          name: 'service',
+          include: ['test/**/*.test.ts'],
+          exclude: [...BEHAVIOUR_SUITES, ...ATTACK_SUITES, 'test/pgbouncer/**', 'test/haproxy/**', 'test/nginx/**', 'test/prometheus/**'],
+        },
       },
     ],
   },

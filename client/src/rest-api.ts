@@ -64,7 +64,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
+             * @description The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
              * @example Rex
              */
             name: string;
@@ -96,7 +96,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem. */
+        /** @description The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID (always a new one on the answer to a request that is not valid HTTP). Quote it when reporting a problem. */
         "X-Request-Id": string;
         /** @description W3C Trace Context: this request's trace, with this service's span: the caller's trace id when it sent a valid `traceparent`, else a new one. Join it with the service's log lines (`trace_id`, `span_id`). */
         traceparent: string;
@@ -194,6 +194,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -231,6 +233,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -301,7 +305,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
+                     * @description The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a final newline, which the service refuses).
                      * @example Rex
                      */
                     name: string;
@@ -373,6 +377,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -466,6 +472,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -621,6 +629,8 @@ export interface operations {
             /** @description The request did not arrive in time: its headers within HEADERS_TIMEOUT_MS, or the whole request within REQUEST_TIMEOUT_MS. The connection is closed. */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -661,6 +671,8 @@ export interface operations {
             /** @description Request headers too large: the request line and headers together are over 16 KiB. */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    traceparent: components["headers"]["traceparent"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -63,7 +63,8 @@ export interface ClientErrorAnswer extends ErrorAnswer {
   status: 400 | 405 | 408 | 431;
   /** The methods the target allows (the Allow header of a 405). */
   allow?: string;
-  /** The request line's target (path and query), when the line could be read; '' otherwise. */
+  /** The request line's method and target (path and query), when the line could be read; '' otherwise. */
+  method: string;
   target: string;
   /** An answer to HEAD has no body (a client would read one as the start of a next response). */
   isHead: boolean;
@@ -129,7 +130,14 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
  * `allow`: the methods the service answers anywhere (src/http/served-methods.ts).
  */
 export function answerForConnect(target: string, allow: readonly string[]): ClientErrorAnswer {
-  return { status: 405, message: 'CONNECT is not supported: this service is not a proxy', target, isHead: false, allow: allow.join(', ') };
+  return {
+    status: 405,
+    message: 'CONNECT is not supported: this service is not a proxy',
+    method: 'CONNECT',
+    target,
+    isHead: false,
+    allow: allow.join(', '),
+  };
 }
 
 /** A request Node's parser refused (`clientErrorHandler`), from its raw packet. */
@@ -137,11 +145,17 @@ export function answerForClientError(error: { code?: string; rawPacket?: unknown
   const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
   const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
   const isHead = method === 'HEAD';
-  if (error.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'request headers are too large', target, isHead };
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'request headers are too large', method, target, isHead };
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, message: 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)', target, isHead };
+    return {
+      status: 408,
+      message: 'the request did not arrive in time (see REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS)',
+      method,
+      target,
+      isHead,
+    };
   }
-  return { status: 400, message: 'the request is not valid HTTP', target, isHead };
+  return { status: 400, message: 'the request is not valid HTTP', method, target, isHead };
 }
 
 interface Issue {

@@ -24,18 +24,17 @@ import {
 import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
-/** Either provider's client: same models, ids differ in type only (read through src/domain/int64.ts). */
+/** Either provider's client: ids differ in type only (read through src/domain/int64.ts). */
 export type PrismaClient = SqlitePrismaClient;
 
 export interface Database {
   provider: Provider;
   dependency: DatabaseDependency;
   prisma: PrismaClient;
-  /** Hot-path SQL (src/db/sql.ts): on PostgreSQL on `prisma`'s pg pool; on SQLite on connections of its own (WAL). */
+  /** On PostgreSQL on `prisma`'s pg pool; on SQLite on connections of its own. */
   sql: SqlDatabase;
   sqlite: Sqlite.Database | null;
   poolStats: () => PoolStats | null;
-  /** The readiness check (/readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -45,7 +44,6 @@ export interface PoolStats {
   idle: number;
   waiting: number;
   max: number;
-  /** Refused at once: DATABASE_POOL_QUEUE_LIMIT queries were already waiting. */
   queueFull: number;
 }
 
@@ -73,10 +71,7 @@ function sqliteAdapter(databaseUrl: string, busyTimeoutMs: number) {
   return new PrismaBetterSqlite3({ url: file, timeout: busyTimeoutMs });
 }
 
-/**
- * A transaction pooler refuses the statement_timeout startup parameter, so through one the
- * client's timeout is the bound. @see docs/operations.md "PgBouncer (transaction pooling)"
- */
+/** A pooler refuses statement_timeout, so through one the client's timeout is the bound (docs/operations.md, PgBouncer). */
 function postgresPoolConfig(settings: DatabaseSettings, target: PostgresTarget): PoolConfig {
   return {
     connectionString: target.connectionString,
@@ -109,10 +104,7 @@ const MIGRATIONS_NEED_A_DIRECT_URL =
   "(the schema engine's advisory lock would stay held on a pooled server connection). Set DATABASE_DIRECT_URL to a " +
   'connection straight to PostgreSQL: migrations run there (docs/operations.md, PgBouncer).';
 
-/**
- * Applies the pending migrations on a connection of its own (before openDatabase: an open SQLite
- * connection holds locks); returns their names. Nothing is applied through a transaction pooler.
- */
+/** On a connection of its own, before openDatabase (an open SQLite connection holds locks); never through a pooler. */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
   const provider = requireProvider(databaseUrl);
   const adapter = migrationAdapter(databaseUrl);
@@ -127,10 +119,7 @@ export async function databaseNeedsMigration(databaseUrl: string): Promise<boole
   return migrationsPending(migrationAdapter(databaseUrl), schemaLayout(requireProvider(databaseUrl)));
 }
 
-/**
- * WAL, synchronous=NORMAL (fsync at checkpoints only), a bounded WAL file; set per connection.
- * @see docs/reliability.md "Storage settings and durability"
- */
+/** Set per connection. @see docs/reliability.md "Storage settings and durability" */
 const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL', `journal_size_limit = ${64 * 1024 * 1024}`];
 
 /** Our own better-sqlite3 connection for hot-path SQL and key lookups; int64 as bigint, as through Prisma. */
@@ -149,10 +138,7 @@ async function openSqliteHandle(databaseUrl: string): Promise<Sqlite.Database> {
   return handle;
 }
 
-/**
- * Prisma's adapter connection (keys, seeding, tools), busy-retried. Pragmas run on the adapter, not
- * through Prisma's query API, which would load its query compiler.
- */
+/** Prisma's connection, busy-retried; pragmas on the adapter, as Prisma's query API would load its query compiler. */
 function prismaSqliteAdapter(databaseUrl: string): SqlDriverAdapterFactory {
   const factory = sqliteAdapter(databaseUrl, SQLITE_BUSY_TIMEOUT_MS);
   return {
@@ -174,8 +160,7 @@ function ignoreConnectionError(): void {}
 type ConnectCallback = Parameters<pg.Pool['connect']> extends [infer C] ? C : never;
 
 /**
- * pg.Pool with a bounded wait queue (pg bounds the wait in time only): past `queueLimit` waiting,
- * `connect` fails at once (503). Reads only pg's public counters.
+ * pg bounds the wait in time only: past `queueLimit` waiting, `connect` fails at once (503).
  * @see docs/architecture.md "Where we depart from a library, and why"
  */
 class BoundedQueuePool extends pg.Pool {
@@ -202,7 +187,7 @@ class BoundedQueuePool extends pg.Pool {
   }
 }
 
-/** Our pg pool, handed to PrismaPg, so hot-path SQL shares its connections. Errors are listened to (see above). */
+/** Handed to PrismaPg, so hot-path SQL shares its connections. */
 function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): BoundedQueuePool {
   const pool = new BoundedQueuePool(postgresPoolConfig(settings, target), settings.databasePoolQueueLimit ?? Infinity);
   pool.on('error', ignoreConnectionError);
@@ -210,7 +195,7 @@ function openPostgresPool(settings: DatabaseSettings, target: PostgresTarget): B
   return pool;
 }
 
-/** Logs once per database the first sign of an unmarked transaction pooler; requests answer 503 meanwhile. */
+/** Logs once per database the first sign of an unmarked transaction pooler. */
 function configurationFaultReporter(log: DatabaseLog): (error: unknown) => void {
   let told = false;
   return (error) => {
@@ -220,7 +205,7 @@ function configurationFaultReporter(log: DatabaseLog): (error: unknown) => void 
   };
 }
 
-/** Opens the database DATABASE_URL names. `log` hears, once each, of faults only an operator can fix. */
+/** `log` hears, once each, of faults only an operator can fix. */
 export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog): Promise<Database> {
   const provider = requireProvider(settings.databaseUrl);
 

@@ -1,6 +1,6 @@
-// Hot-path SQL on the drivers, not through Prisma's query pipeline (cost: docs/benchmarks.md, "Figures
-// behind the code's choices"). The one place the dialects differ: placeholders, preparing, Dates and
-// int64, unique violations, transactions. @see docs/architecture.md "Where we depart from a library, and why"
+// Hot-path SQL on the drivers, not Prisma (docs/benchmarks.md, "hot-path SQL as driver statements"); the one place
+// the dialects differ.
+// @see docs/architecture.md "Where we depart from a library, and why"
 import type Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
@@ -40,16 +40,10 @@ export interface SqlSession {
 
 export interface SqlDatabase extends SqlSession {
   readonly dialect: SqlDialect;
-  /**
-   * Runs `work` in a transaction on a connection of its own. `work` does statements only: on SQLite
-   * the write lock is held from BEGIN to COMMIT and the shared connection would block on it.
-   */
+  /** On a connection of its own; statements only: on SQLite the shared connection would block on the write lock. */
   transaction<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   isUniqueViolation(error: unknown): boolean;
 }
-
-// ---------------------------------------------------------------------------------------------
-// SQLite: better-sqlite3, synchronous.
 
 /** As Prisma's SQLite adapter stores a Date (`iso8601`). */
 function sqliteValue(value: SqlValue): Exclude<SqlValue, Date> {
@@ -90,10 +84,7 @@ function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
   };
 }
 
-/**
- * SQLite: statements on `shared`, transactions one at a time on `transactions` (BEGIN IMMEDIATE, so two
- * writers never deadlock upgrading a read lock), so no other request's statement lands inside one.
- */
+/** Transactions one at a time on their own connection; BEGIN IMMEDIATE, so two writers never deadlock upgrading a lock. */
 export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Database): SqlDatabase {
   const query = sqliteExecutor(shared);
   const inTransaction = sqliteExecutor(transactions);
@@ -124,9 +115,6 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// PostgreSQL: a pg pool.
-
 /** `timestamp(3)` columns hold UTC wall-clock time. */
 function postgresValue(value: SqlValue): Exclude<SqlValue, Date | bigint> {
   if (value instanceof Date) return value.toISOString();
@@ -149,10 +137,7 @@ const POSTGRES_TYPES: pg.CustomTypesConfig = {
 
 type PostgresQuery = Readonly<pg.QueryArrayConfig>;
 
-/**
- * Each execution inherits the statement's frozen pg config: pg copies a config's own properties per
- * query, which cost more than the rest (docs/benchmarks.md, "Figures behind the code's choices").
- */
+/** Executions inherit the frozen config: pg copies its own properties per query (docs/benchmarks.md, "pg's query config…"). */
 function postgresExecutor(
   client: pg.Pool | pg.PoolClient,
   queries: WeakMap<Statement, PostgresQuery>,

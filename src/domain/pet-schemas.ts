@@ -1,5 +1,5 @@
-// The pet records of the contract (spec section 2) as zod schemas. They validate procedure input
-// and output on both surfaces and are the source of the OpenAPI document's components.
+// The contract's pet records (spec section 2) as zod schemas: input and output on both surfaces, and
+// the OpenAPI document's components.
 import { z } from 'zod';
 import { int64Id } from './int64.js';
 import { expected, integerMessages } from './validation-messages.js';
@@ -9,10 +9,10 @@ const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 /** A new pet is `available` unless the request says otherwise (the spec leaves the default open). */
 export const DEFAULT_PET_STATUS = 'available' satisfies PetStatus;
 
-/** The page size of `listPets` when `limit` is omitted, and its bounds (spec section 8). */
+/** Spec section 8. */
 const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
 
-/** Names are 1 to 100 characters (the spec sets no limit; docs/decisions.md, "Length limit on `name`"). */
+/** The spec sets no limit: docs/decisions.md, "Length limit on `name`". */
 const NAME_MAX_LENGTH = 100;
 
 export const PetStatus = z
@@ -20,31 +20,71 @@ export const PetStatus = z
   .meta({ id: 'PetStatus', description: 'Availability status.' });
 export type PetStatus = z.infer<typeof PetStatus>;
 
-/**
- * The name rule as one regular expression (Unicode mode), so that the OpenAPI document carries one
- * `pattern` that code generators read as a plain string: no control character (NUL above all: some
- * databases refuse it) and no unpaired surrogate (JSON "\ud800" cannot be stored as UTF-8: it would
- * come back as U+FFFD) anywhere (the lookahead), and at least one character that is neither white
- * space nor an invisible format character (U+200B zero width space…). Linear time: the two classes
- * after the lookahead never overlap.
- */
-const NAME_PATTERN = /^(?=[^\p{Cc}\p{Cs}]*$)[\s\p{Cf}]*[^\s\p{Cf}]/u;
+/** Inclusive ranges of code points. */
+type Ranges = ReadonlyArray<readonly [number, number]>;
 
-/**
- * The name rule as the OpenAPI document states it, for validators outside JavaScript: the portable
- * subset of regular expressions (no lookaround, no `\p{…}`, no `\u` escapes), which Python's `re`,
- * ECMA-262 with or without the `u` flag, and RE2 (Go, Rust) all read alike. No control character
- * anywhere (C0, DEL and C1: exactly Unicode's Cc, the set the service refuses), in every engine: each
- * class leaves out \x00-\x1F and \x7F-\x9F itself, whatever the engine's `\s` holds (Python's also
- * holds U+001C–U+001F and U+0085; RE2's is ASCII only). Then something other than white space
- * after any leading white space. Looser than NAME_PATTERN where engines' white space differs, and
- * for names of invisible format characters only or with an unpaired surrogate (the description says
- * so), never stricter (test/openapi-patterns.test.ts). Python's `$` also matches before a final
- * newline, so `re.search` takes `"Rex\n"`: the description tells Python readers to use fullmatch.
- */
-const NAME_DOCUMENT_PATTERN = String.raw`^[^\S\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F][^\x00-\x1F\x7F-\x9F]*$`;
+/** Scalar values but controls (NUL: some databases refuse it); a lone surrogate cannot be stored as UTF-8. */
+const TEXT: Ranges = [
+  [0x20, 0x7e],
+  [0xa0, 0xd7ff],
+  [0xe000, 0x10ffff],
+];
 
-/** Which part of the name rule `input` breaks, in the words the error envelope uses. */
+/** Not a name alone: Unicode 17's White_Space and Cf, written out as `\s` and `\p{Cf}` differ between engines. */
+const BLANK: Ranges = [
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0xad, 0xad],
+  [0x600, 0x605],
+  [0x61c, 0x61c],
+  [0x6dd, 0x6dd],
+  [0x70f, 0x70f],
+  [0x890, 0x891],
+  [0x8e2, 0x8e2],
+  [0x1680, 0x1680],
+  [0x180e, 0x180e],
+  [0x2000, 0x200f],
+  [0x2028, 0x202f],
+  [0x205f, 0x2064],
+  [0x2066, 0x206f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+  [0xfff9, 0xfffb],
+  [0x110bd, 0x110bd],
+  [0x110cd, 0x110cd],
+  [0x13430, 0x1343f],
+  [0x1bca0, 0x1bca3],
+  [0x1d173, 0x1d17a],
+  [0xe0001, 0xe0001],
+  [0xe0020, 0xe007f],
+];
+
+/** `ranges` without the code points of `removed` (both sorted). */
+function without(ranges: Ranges, removed: Ranges): Ranges {
+  const kept: Array<[number, number]> = [];
+  for (const [from, to] of ranges) {
+    let next = from;
+    for (const [cutFrom, cutTo] of removed) {
+      if (cutTo < next || cutFrom > to) continue;
+      if (cutFrom > next) kept.push([next, cutFrom - 1]);
+      next = cutTo + 1;
+    }
+    if (next <= to) kept.push([next, to]);
+  }
+  return kept;
+}
+
+/** A character class that Python's `re`, RE2 and ECMA-262 in Unicode mode all read alike (they share no escape above U+00FF). */
+function characterClass(ranges: Ranges): string {
+  const character = (code: number) =>
+    code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCodePoint(code);
+  return `[${ranges.map(([from, to]) => (from === to ? character(from) : `${character(from)}-${character(to)}`)).join('')}]`;
+}
+
+/** The whole name rule, also the document's `pattern`; linear time: the first two classes never overlap. */
+const NAME_PATTERN_SOURCE = `^${characterClass(BLANK)}*${characterClass(without(TEXT, BLANK))}${characterClass(TEXT)}*$`;
+const NAME_PATTERN = new RegExp(NAME_PATTERN_SOURCE, 'u');
+
 function nameProblem(input: unknown): string {
   if (typeof input === 'string' && /\p{Cc}/u.test(input)) return 'must not contain control characters';
   if (typeof input === 'string' && /\p{Cs}/u.test(input)) return 'must be valid Unicode text (no unpaired surrogates)';
@@ -58,11 +98,12 @@ const PetName = z
   .regex(NAME_PATTERN, { error: (issue) => nameProblem(issue.input) })
   .meta({
     description:
-      "The animal's name: not blank (white space and invisible format characters such as U+200B do not count), " +
-      'no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired surrogates). ' +
-      'The pattern is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches ' +
-      'before a final newline, which the service refuses).',
-    pattern: NAME_DOCUMENT_PATTERN,
+      "The animal's name: not blank (white space and invisible format characters such as U+200B, U+FEFF or U+00AD " +
+      'do not count), no control characters (U+0000–U+001F, U+007F–U+009F), valid Unicode text (no unpaired ' +
+      'surrogates). The pattern is the whole rule, read alike by ECMA-262 in Unicode mode, Python `re` and RE2; it ' +
+      'is meant for the whole value: in Python use `re.fullmatch` (with `re.search`, `$` also matches before a ' +
+      'final newline, which the service refuses).',
+    pattern: NAME_PATTERN_SOURCE,
     example: 'Rex',
   });
 
@@ -100,9 +141,8 @@ export const ListPetsInput = z
       .default(LIST_LIMIT.default)
       .meta({ description: 'Maximum number of animals to return.' }),
     status: PetStatus.optional().meta({ description: 'Returns only animals with this status.' }),
-    // Keyset pagination: the next page starts after the last id of this one (docs/api.md).
     after: int64Id()
-      // No example: Swagger UI's "Try it out" would send it, and list from there instead of the start.
+      // No example: Swagger UI's "Try it out" would send it.
       .meta({ description: 'Returns only animals with an `id` greater than this one: the last `id` of the previous page.' })
       .optional(),
   })
@@ -119,10 +159,8 @@ const PET_STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
 const isId = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 1;
 
 /**
- * `Pet`'s rules as one precompiled check, for output validation: true only when zod's `Pet.parse`
- * would accept `value` and return an object that serialises to the same JSON (these keys, in this
- * order, nothing else enumerable). zod's parse of a page of 20 costs ~13 µs and copies every pet;
- * this check ~1 µs. False says nothing: the caller then runs zod itself (test/output-checks.test.ts).
+ * True only when `Pet.parse` would return the same JSON; false says nothing (zod runs).
+ * Why: docs/benchmarks.md, "`Pet`/`Pets` output by a precompiled check first".
  */
 function isExactPet(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
@@ -142,17 +180,13 @@ function isExactPet(value: unknown): boolean {
   );
 }
 
-/** `Pets`'s rules as a precompiled check (see isExactPet). */
 function areExactPets(value: unknown): boolean {
   if (!Array.isArray(value)) return false;
   for (let i = 0; i < value.length; i++) if (!isExactPet(value[i])) return false;
   return true;
 }
 
-/**
- * Output schemas with a precompiled check: the output validator (src/api/trpc-internals.ts) passes
- * a value the check accepts as it is, and gives any other to the schema.
- */
+/** Output schemas with a precompiled check, used first by src/api/trpc-internals.ts. */
 export const PRECOMPILED_OUTPUT_CHECKS: ReadonlyMap<z.ZodType, (value: unknown) => boolean> = new Map<
   z.ZodType,
   (value: unknown) => boolean

@@ -19,6 +19,7 @@ import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observabilit
 import { sendEnvelope, trpcErrorSenders } from './error-senders.js';
 import { logFailure } from './failure-log.js';
 import { REST_BASE_PATH } from './openapi-document.js';
+import { announcesBody } from './request-bodies.js';
 
 /** Where the typed tRPC surface is served. */
 export const TRPC_PREFIX = '/trpc';
@@ -138,10 +139,7 @@ export const answerWriter: AnswerWriter<FastifyReply> = {
  */
 export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
   recordRefusal(reply, refusal);
-  const { headers } = request;
-  const announcesBody =
-    headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  if (announcesBody) reply.header('connection', 'close');
+  if (announcesBody(request.headers)) reply.header('connection', 'close');
 }
 
 /**

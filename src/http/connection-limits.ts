@@ -4,11 +4,14 @@
 //
 // - at most `perAddress` open connections per peer address (the socket's, not X-Forwarded-For:
 //   behind a proxy the peers are the proxies, and the setting's default allows for it);
-// - at most `total` open connections; at the cap, a new connection takes the place of the one idle
-//   longest (a keep-alive connection between requests, or one that has sent nothing yet), and is
-//   refused only when none is idle.
+// - at most `total` open connections; at the cap, a new connection takes the place of one of the
+//   address holding the most, if that address holds more than the newcomer's would: its oldest idle
+//   connection (between requests, or nothing sent yet), else its stalest (answer moved least
+//   recently). So a crowd cannot lock out an address with few connections, nor take their places.
+//   When the newcomer's address is the crowd, it takes the place of the connection idle longest, and
+//   is refused when none is idle.
 // A refused connection is destroyed at once: no answer is written, so refusing costs next to
-// nothing. Requests in flight are never cut by these caps.
+// nothing. Requests in flight are cut only on a crowding address's stalest connection.
 //
 // What one connection holds is bounded too, however slowly it reads (docs/security.md, "What a
 // connection holds"):
@@ -24,14 +27,33 @@
 //   `send_timeout`) ends its connection;
 // - the unsent output of all connections together is bounded (`maxUnsentBytes`): over it, the
 //   connections whose answers moved least recently are closed first.
+//
+// And one address cannot take every turn of the event loop: while an address holds more than
+// CROWDED_ADDRESS_CONNECTIONS connections, at most CROWD_REQUESTS_PER_TURN of its requests (of all
+// such addresses together) are handed to the app per turn; the rest wait, their connections unread,
+// in the order they came. Other addresses' requests are handed on at once, so a client that opens a
+// new connection during a flood from elsewhere is not answered after the flood's thousands of
+// requests (docs/operations.md, "Connections"). Off where addresses have no share of
+// their own (`perAddress` as large as `total`: TRUST_PROXY's default), as when every connection
+// comes through proxies, whose addresses stand for everyone.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Requests of one connection in the app at once (browsers do not pipeline at all). */
-export const MAX_IN_FLIGHT_PER_CONNECTION = 8;
+/**
+ * Requests of one connection in the app at once (browsers do not pipeline at all): each holds its
+ * request and answer objects until the answer is in the kernel, so this is most of what a reader
+ * that stops reading costs (docs/benchmarks.md, "Figures behind the code's choices").
+ */
+export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
 /** Unsent answers of all connections together, in bytes; over it, the slowest connections are closed. */
 export const MAX_UNSENT_BYTES = 64 * 1024 * 1024;
+
+/** Open connections past which an address is a crowd, whose requests share a budget per turn. */
+const CROWDED_ADDRESS_CONNECTIONS = 256;
+
+/** Requests of crowded addresses handed to the app per event-loop turn, all of them together. */
+const CROWD_REQUESTS_PER_TURN = 16;
 
 export interface ConnectionLimitSettings {
   total: number;
@@ -71,8 +93,15 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const tracked = new Map<Socket, Tracked>();
   /** Idle connections, the longest idle first (a Map keeps insertion order). */
   const idle = new Set<Socket>();
-  const perAddress = new Map<string, number>();
+  /** Each address's open connections, oldest first. */
+  const byAddress = new Map<string, Set<Socket>>();
   const counts = { refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 };
+  const crowdedAt = settings.perAddress >= settings.total ? Infinity : CROWDED_ADDRESS_CONNECTIONS;
+  /** What crowded addresses may still hand to the app in this turn. */
+  let crowdBudget = CROWD_REQUESTS_PER_TURN;
+  /** Connections of crowded addresses whose next request waits for a turn's budget, first come first. */
+  const deferred = new Set<Socket>();
+  let nextTurn: NodeJS.Immediate | undefined;
 
   function markIdle(socket: Socket): void {
     idle.delete(socket);
@@ -81,16 +110,18 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
 
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const fromAddress = perAddress.get(address) ?? 0;
+    let sockets = byAddress.get(address);
+    const fromAddress = sockets?.size ?? 0;
     if (fromAddress >= settings.perAddress) return refuse(socket);
     if (tracked.size >= settings.total) {
-      const longestIdle = idle.values().next().value;
-      if (longestIdle === undefined) return refuse(socket);
-      idle.delete(longestIdle);
+      const victim = placeInCrowd(fromAddress + 1) ?? idle.values().next().value;
+      if (victim === undefined) return refuse(socket);
+      idle.delete(victim);
       counts.reclaimed++;
-      longestIdle.destroy();
+      victim.destroy();
     }
-    perAddress.set(address, fromAddress + 1);
+    if (!sockets) byAddress.set(address, (sockets = new Set()));
+    sockets.add(socket);
     const state: Tracked = { address, inFlight: new Set(), held: false, waiting: [], sent: 0, movedAt: performance.now() };
     tracked.set(socket, state);
     markIdle(socket);
@@ -103,11 +134,11 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     socket.on('drain', () => serveWaiting(socket, state));
     socket.once('close', () => {
       state.waiting.length = 0; // never served: no one is left to answer
+      deferred.delete(socket);
       tracked.delete(socket);
       idle.delete(socket);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left === 0) perAddress.delete(address);
-      else perAddress.set(address, left);
+      sockets.delete(socket);
+      if (sockets.size === 0) byAddress.delete(address);
     });
   });
 
@@ -115,8 +146,29 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const handlers = server.listeners('request') as Array<(request: IncomingMessage, response: ServerResponse) => void>;
   server.removeAllListeners('request');
 
+  /** Whether the connection's next request may be handed to the app now (which it then is). */
   function mayServe(socket: Socket, state: Tracked): boolean {
-    return state.inFlight.size < settings.maxInFlightPerConnection && !socket.writableNeedDrain;
+    if (state.inFlight.size >= settings.maxInFlightPerConnection || socket.writableNeedDrain) return false;
+    if ((byAddress.get(state.address)?.size ?? 0) <= crowdedAt) return true;
+    nextTurn ??= setImmediate(startTurn);
+    if (crowdBudget > 0) {
+      crowdBudget--;
+      return true;
+    }
+    deferred.add(socket);
+    return false;
+  }
+
+  /** A new turn's budget for the crowds, first for the connections that waited longest. */
+  function startTurn(): void {
+    nextTurn = undefined;
+    crowdBudget = CROWD_REQUESTS_PER_TURN;
+    for (const socket of deferred) {
+      if (crowdBudget === 0) break;
+      deferred.delete(socket);
+      const state = tracked.get(socket);
+      if (state) serveWaiting(socket, state);
+    }
   }
 
   function dispatch(state: Tracked, socket: Socket, request: IncomingMessage, response: ServerResponse): void {
@@ -204,6 +256,24 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   const sweeps = setInterval(sweep, Math.max(100, Math.min(1_000, Math.floor(settings.sendTimeoutMs / 4))));
   sweeps.unref();
   server.once('close', () => clearInterval(sweeps));
+
+  /**
+   * The connection a newcomer takes the place of at the cap: of the address holding the most
+   * connections, if it holds more than `than`, its oldest idle one, else the one whose answer moved
+   * least recently.
+   */
+  function placeInCrowd(than: number): Socket | undefined {
+    let crowd: Set<Socket> | undefined;
+    for (const sockets of byAddress.values()) if (sockets.size > (crowd?.size ?? than)) crowd = sockets;
+    let stalest: Socket | undefined;
+    let movedAt = Infinity;
+    for (const socket of crowd ?? []) {
+      if (idle.has(socket)) return socket;
+      const state = tracked.get(socket)!;
+      if (state.movedAt < movedAt) [stalest, movedAt] = [socket, state.movedAt];
+    }
+    return stalest;
+  }
 
   function refuse(socket: Socket): void {
     counts.refused++;

@@ -1,9 +1,14 @@
 // Sends an error answer (src/api/errors.ts decides its status and message) in the shape of where it
 // was asked: the REST envelope through Fastify or as a whole response on a raw socket, or tRPC's
 // error shape under /trpc the same two ways.
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope, trpcErrorShapes, type ClientErrorAnswer, type ErrorAnswer } from '../api/errors.js';
 import type { AnyTRPCRouter } from '@trpc/server';
+import { formatTraceparent, traceContextFor } from '../observability/trace-context.js';
+
+/** Headers every response carries: API answers are not for sniffing or for shared caches. */
+export const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
 export function sendEnvelope(reply: FastifyReply, { status, message }: ErrorAnswer): FastifyReply {
   const envelope = errorEnvelope(status, message);
@@ -38,21 +43,40 @@ const RAW_REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused. */
-function rawHttpResponse(answer: ClientErrorAnswer, contentType: string, body: string): string {
+/** RESPONSE_HEADERS as lines of a raw response's head. */
+const RAW_RESPONSE_HEADERS = Object.entries(RESPONSE_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
+/**
+ * A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused,
+ * with the headers every answer carries (the document declares them on every status): a new request
+ * id and a new trace, since the request's own could not be read.
+ */
+function rawHttpResponse(
+  answer: ClientErrorAnswer,
+  contentType: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+): string {
   const reason = RAW_REASONS[answer.status] ?? 'Bad Request';
+  const more = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return (
     `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n${answer.allow ? `Allow: ${answer.allow}\r\n` : ''}` +
+    `${RAW_RESPONSE_HEADERS}${more}X-Request-Id: ${randomUUID()}\r\ntraceparent: ${formatTraceparent(traceContextFor(undefined))}\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${answer.isHead ? '' : body}`
   );
 }
 
 /**
  * The envelope in a whole response, for requests so malformed that Node's parser refused them
- * before Fastify saw a request (Fastify's own answer there is another body shape).
+ * before Fastify saw a request (Fastify's own answer there is another body shape), with the
+ * `headers` of the operation its request line names (a deprecated one's).
  */
-export function rawHttpErrorResponse(answer: ClientErrorAnswer): string {
-  return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)));
+export function rawHttpErrorResponse(answer: ClientErrorAnswer, headers?: Readonly<Record<string, string>>): string {
+  return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)), headers);
 }
 
 /** tRPC's headers on every JSON answer (resolveResponse). */

@@ -47,7 +47,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 const HEADERS = {
   'X-Request-Id': {
     description:
-      "The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID. Quote it when reporting a problem.",
+      "The request's id: the caller's own X-Request-Id when it sent one, else a generated UUID (always a new one on the answer " +
+      'to a request that is not valid HTTP). Quote it when reporting a problem.',
     required: true,
     schema: { type: 'string', example: '0b1c6f5e-3f7e-4a4e-9c55-4e1f3c1f6a8b' },
   },
@@ -116,11 +117,12 @@ const BEFORE_THE_LIMITER = new Set(['401', '408', '413', '415', '431']);
 
 /**
  * The headers a response with `status` carries. A 408 or a 431 is written by Node's parser's handler
- * (src/app.ts, clientErrorHandler) before any of ours runs: it carries none of them.
+ * (src/app.ts, clientErrorHandler), as is a 400 for a request that is not valid HTTP: with a new
+ * request id and trace, and a deprecated operation's headers only when its request line could be read.
  */
 function responseHeaders(status: string, route: RestRoute): Record<string, unknown> {
-  if (status === '408' || status === '431') return {};
   const names: HeaderName[] = ['X-Request-Id', 'traceparent'];
+  if (status === '408' || status === '431') return headerRefs(...names);
   if (!BEFORE_THE_LIMITER.has(status)) names.push('RateLimit', 'RateLimit-Policy');
   if (status === '429' || status === '503') names.push('Retry-After');
   if (status === '401') names.push('WWW-Authenticate');

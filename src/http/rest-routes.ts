@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { ApiMeta } from '../api/meta.js';
 import { integerFromDigits } from '../domain/json-text.js';
+import { deprecationHeadersOf } from './deprecation-headers.js';
 
 export interface RestRoute {
   method: string;
@@ -135,6 +136,18 @@ export function hasEmptySegment(path: string): boolean {
  */
 export function allowedMethods(routes: readonly RestRoute[], path: string): readonly string[] {
   return routes.find((route) => route.pattern.test(path))?.allow ?? [];
+}
+
+/**
+ * The deprecation headers of the operation `method` and `path` (relative to /v1, no query string)
+ * name, for answers written outside the REST surface (Node's parser's: src/app.ts); none for any other.
+ */
+export function deprecationHeadersAt(routes: readonly RestRoute[], method: string, path: string): Readonly<Record<string, string>> {
+  const decoded = decodeUnreserved(path);
+  const route = routes.find(
+    (route) => (route.method === method || (route.method === 'GET' && method === 'HEAD')) && route.pattern.test(decoded),
+  );
+  return (route && deprecationHeadersOf([route.meta])) ?? {};
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;

@@ -1,38 +1,30 @@
-// The service's Prometheus metrics (prom-client): what they are called, their labels and buckets.
-// Served at GET /metrics (src/http/metrics-plugin.ts) and filled once per request by
-// src/http/call-pipeline.ts (requestRecorder). Names, labels and what to alert on: docs/observability.md.
-//
-// Every label value comes from a closed set (the surfaces, the route patterns the service
-// registered, HTTP methods, status codes), so the number of series stays bounded whatever URLs
-// callers send.
+// The service's Prometheus metrics: names, labels, buckets; filled once per answered request by
+// src/http/call-pipeline.ts (requestRecorder). Every label value comes from a closed set, so the
+// series stay bounded whatever URLs callers send. @see docs/observability.md "Metrics (Prometheus)"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BuildInfo } from '../config.js';
 import type { PoolStats } from '../db/database.js';
 import type { DependencyState } from './dependencies.js';
 
-/** Which API a request came through: REST under /v1, tRPC under /trpc, anything else (health, metrics, unknown paths). */
+/** 'other': health, metrics, unknown paths. */
 export type Surface = 'rest' | 'trpc' | 'other';
 
 interface RequestObservation {
   surface: Surface;
-  /** A route pattern (`/v1/pets/{petId}`), a tRPC procedure (`pets.list`), or one of the fixed values in ROUTE_LABELS. */
+  /** A route pattern, a tRPC procedure, or one of ROUTE_LABELS. */
   route: string;
   method: string;
   statusCode: number;
   durationSeconds: number;
 }
 
-/** The route label of requests that are not one known route. */
+/** The route label of requests that are not one known route (unknown path or method; a tRPC batch of several calls). */
 export const ROUTE_LABELS = {
-  /** No route matched (an unknown path, a known path with a method it does not serve, an unknown tRPC procedure). */
   unmatched: '(unmatched)',
-  /** A tRPC batch of several calls (each call is counted in animal_store_trpc_batched_calls_total). */
   batch: '(batch)',
 } as const;
 
-/**
- * Latency buckets in seconds: this service answers in about a millisecond when idle, so the low end
- * is finer than prom-client's default; the top end still separates "slow" from "stuck".
- */
+/** Finer at the low end than prom-client's default: an idle service answers in about a millisecond. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const REQUEST_LABELS = ['surface', 'route', 'method', 'status_code'] as const;
@@ -41,13 +33,9 @@ export interface ServiceMetrics {
   /** Everything /metrics exposes: this service's metrics and the process's. */
   registry: Registry;
   observeRequest(request: RequestObservation): void;
-  /** A request refused with 429: `per_key` (the per-key rate limit) or `auth_failures` (too many wrong keys from one address). */
   rateLimitRefused(surface: Surface, limit: 'per_key' | 'auth_failures'): void;
-  /** A request refused with 401: no key sent (`missing_key`), or a key that is not valid (`invalid_key`). */
   authenticationFailed(surface: Surface, reason: 'missing_key' | 'invalid_key'): void;
-  /** A create answered from its Idempotency-Key record (nothing created). */
   idempotentReplay(surface: Surface): void;
-  /** A request answered 503 because the database could not serve it. */
   databaseUnavailable(surface: Surface): void;
   /** One call inside a tRPC batch of several. */
   batchedCall(procedure: string): void;
@@ -64,32 +52,40 @@ interface ConnectionCounts {
 
 let processRegistry: Registry | undefined;
 
-/**
- * Node's own metrics (prom-client's defaults: CPU, memory, heap, event-loop lag, GC, handles),
- * collected once per process: they describe the process, whichever app in it is scraped, and
- * each collection starts an event-loop monitor and a GC observer that are never stopped.
- */
+/** Gauges named like counters, which `promtool check metrics` refuses; each is the sum of its labelled twin. */
+export const DROPPED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/** prom-client's defaults, once per process: each collection starts monitors that are never stopped. */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    for (const name of DROPPED_DEFAULT_METRICS) processRegistry.removeSingleMetric(name);
   }
   return processRegistry;
 }
 
-/**
- * The metrics of one app. `poolStats` is read at each scrape; without it (SQLite) the pool gauges are
- * left out. `dependencies` (src/observability/dependencies.ts) too: one series each.
- */
+/** The metrics of one app; the gauges of each option left out without it (no pool on SQLite). Read at each scrape. */
 export function createServiceMetrics(
   options: {
     poolStats?: () => PoolStats | null;
     connections?: () => ConnectionCounts;
     dependencies?: () => readonly DependencyState[];
+    build?: BuildInfo;
   } = {},
 ): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
+
+  const { build } = options;
+  if (build) {
+    new Gauge({
+      name: 'animal_store_build_info',
+      help: 'Always 1: the version (package.json), the git commit dist/ was built from, and the Node release this instance runs.',
+      labelNames: ['version', 'commit', 'node'],
+      registers,
+    }).set({ version: build.version, commit: build.commit, node: process.version }, 1);
+  }
 
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -98,8 +94,8 @@ export function createServiceMetrics(
     buckets: DURATION_BUCKETS,
     registers,
   });
-  // The histogram's counts, under the name dashboards look for. Copied at each scrape, so that a
-  // request costs one observation (the hot path's share), not two.
+  // The histogram's counts under the name dashboards look for, copied at each scrape: one observation a
+  // request, not two (docs/benchmarks.md, "`http_requests_total` copied from the histogram").
   new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by surface, route pattern, method and status code.',
@@ -140,8 +136,7 @@ export function createServiceMetrics(
     ['procedure'],
   );
 
-  // The refusal counters start at 0 for every label value they can take, so that a rate() or an
-  // alert on them has a series from the first scrape, not only after the first refusal.
+  // Every label value from 0, so a rate() or an alert has a series from the first scrape.
   for (const surface of ['rest', 'trpc'] as const) {
     for (const limit of ['per_key', 'auth_failures'] as const) rateLimitRefusals.inc({ surface, limit }, 0);
     for (const reason of ['missing_key', 'invalid_key'] as const) authenticationFailures.inc({ surface, reason }, 0);
@@ -230,6 +225,11 @@ export function createServiceMetrics(
       });
     poolGauge('animal_store_db_pool_connections', "PostgreSQL connections open in this instance's pool (idle or in use).", (s) => s.total);
     poolGauge('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle.', (s) => s.idle);
+    poolGauge(
+      'animal_store_db_pool_connections_in_use',
+      'PostgreSQL connections taken by a query or transaction (or being opened for one): open minus idle.',
+      (s) => s.total - s.idle,
+    );
     poolGauge(
       'animal_store_db_pool_waiting_queries',
       'Queries waiting for a free connection (the pool is exhausted while above 0).',

@@ -13,7 +13,7 @@ import { startPrivatePgBouncer, type PrivatePgBouncer } from '../support/private
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase } from '../support/test-database.js';
-import { acknowledgedIds, startSteadyLoad, unsuccessful, type Exchange } from './steady-load.js';
+import { acknowledgedIds, startSteadyLoad, unsuccessful, type Exchange } from '../support/steady-load.js';
 
 const KEY = 'haproxy-outage-key-0123456789';
 const CHECK = { inter: '500ms', fall: 2, rise: 2 };

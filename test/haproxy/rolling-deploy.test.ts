@@ -10,7 +10,7 @@ import { freePort } from '../support/free-port.js';
 import { startPrivateHaproxy, type PrivateHaproxy } from '../support/private-haproxy.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { acknowledgedIds, startSteadyLoad, unsuccessful } from './steady-load.js';
+import { acknowledgedIds, startSteadyLoad, unsuccessful } from '../support/steady-load.js';
 
 const KEY = 'haproxy-rolling-key-0123456789';
 /** The checks of the test's HAProxy; the drain outlasts (fall + 1) × inter, as docs/operations.md says. */

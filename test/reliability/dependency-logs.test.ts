@@ -2,54 +2,15 @@
 // "Logs"): one warn line when it stops answering, naming it (PostgreSQL, PgBouncer, Redis) and where,
 // with the cause in one short line, and one info line when it is back, with how long it was gone and
 // how many requests it cost; no line per failed request and no stack at info level; each request's
-// detail at debug level. Real private servers (a PostgreSQL cluster, PgBouncer, Redis) stopped and
-// started under requests; the machine's shared ones are never touched.
-import { Writable } from 'node:stream';
+// detail at debug level. Real private servers (a PostgreSQL cluster, Redis) stopped and
+// started under requests; the machine's shared ones are never touched. Through PgBouncer (which
+// side went away): test/pgbouncer/dependency-logs.test.ts, in npm run test:pgbouncer.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { buildApp, type App } from '../../src/app.js';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
-import { parseConfig } from '../../src/config.js';
-import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
-import { createLogger } from '../../src/logger.js';
-import { startPrivatePgBouncer, type PrivatePgBouncer } from '../support/private-pgbouncer.js';
+import { atInfo, capturedLogger, expectMetric, INFO, STACK_OR_DRIVER_TEXT, WARN, type Entry } from '../support/dependency-lines.js';
 import { startPrivatePostgres } from '../support/private-postgres.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
-import { startTestServer, TEST_CONFIG, type TestServer } from '../support/test-server.js';
-
-interface Entry {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A logger at debug level, as the service makes it (src/logger.ts), and every line it wrote. */
-function capturedLogger() {
-  const text: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger({ logLevel: 'debug' }, stream);
-  const entries = (): Entry[] =>
-    text
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Entry);
-  return { logger, text, entries };
-}
-
-const INFO = 30;
-const WARN = 40;
-/** What a driver's stack or Prisma's invocation text looks like in a line. */
-const STACK_OR_DRIVER_TEXT = /"stack"|\\n\s+at |Invalid `prisma|Stream isn't writeable/;
-
-/** The lines at info level and above: what an operator running at the default LOG_LEVEL reads. */
-function atInfo(entries: Entry[]): Entry[] {
-  return entries.filter((entry) => entry.level >= INFO);
-}
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -78,7 +39,7 @@ describe('PostgreSQL stopped and started under requests', () => {
       const { key } = await createApiKeyStore(server.database.prisma).create('outage-client');
       const stored = { authorization: `Bearer ${key}` };
       expect((await server.request('/v1/pets', { headers: stored })).status).toBe(200);
-      await expectMetric(server, 'postgresql', { up: 1, failed: 0 });
+      await expectMetric(server.baseUrl, 'postgresql', { up: 1, failed: 0 });
 
       await cluster.stop();
       let refused = 0;
@@ -97,7 +58,7 @@ describe('PostgreSQL stopped and started under requests', () => {
       // A balancer's readiness probe meets it too (on a shared database /readyz answers with the state
       // last seen: docs/decisions.md); it is not counted as a refused request.
       await fetch(`${server.baseUrl}/readyz`);
-      await expectMetric(server, 'postgresql', { up: 0, failed: refused });
+      await expectMetric(server.baseUrl, 'postgresql', { up: 0, failed: refused });
 
       await cluster.start();
       // The tracker tries the database once a second while it is down: the line comes without traffic.
@@ -110,7 +71,7 @@ describe('PostgreSQL stopped and started under requests', () => {
         { timeout: 20_000, interval: 100 },
       );
       expect((await server.request('/v1/pets')).status).toBe(200);
-      await expectMetric(server, 'postgresql', { up: 1, failed: refused });
+      await expectMetric(server.baseUrl, 'postgresql', { up: 1, failed: refused });
 
       const operator = atInfo(entries()).filter((entry) => entry.msg !== 'request completed');
       const down = operator.filter((entry) => entry.level >= WARN);
@@ -145,37 +106,6 @@ describe('PostgreSQL stopped and started under requests', () => {
       for (const entry of detail) expect(entry.reqId).toEqual(expect.any(String));
     },
   );
-});
-
-describe('PgBouncer stopped under requests', () => {
-  it('is named as the dependency that stopped answering, not PostgreSQL', { timeout: 90_000 }, async () => {
-    const cluster = await startPrivatePostgres();
-    cleanups.push(() => cluster.destroy());
-    let pooler: PrivatePgBouncer | undefined = await startPrivatePgBouncer(cluster.url());
-    cleanups.push(async () => pooler?.stop());
-    await migrateDatabase(cluster.url('postgres'));
-    const { logger, entries } = capturedLogger();
-    const url = `${pooler.url('postgres')}?pgbouncer=true`;
-    const database: Database = await openDatabase(parseConfig({ DATABASE_URL: url, DATABASE_CONNECT_TIMEOUT_MS: '2000' }), logger);
-    const app: App = await buildApp({ config: TEST_CONFIG, database, logger });
-    cleanups.push(async () => {
-      await app.close();
-      await database.close();
-    });
-    const answer = (path: string) =>
-      app.inject({ url: path, headers: { authorization: `Bearer ${TEST_CONFIG.apiKeys[0]}` } }).then((response) => response.statusCode);
-    expect(await answer('/v1/pets')).toBe(200);
-
-    await pooler.stop();
-    pooler = undefined;
-    for (let request = 0; request < 5; request++) expect(await answer('/v1/pets')).toBe(503);
-    const down = atInfo(entries()).filter((entry) => entry.level >= WARN);
-    expect(down).toHaveLength(1);
-    expect(down[0]).toMatchObject({ dependency: 'pgbouncer', msg: expect.stringMatching(/^PgBouncer is not answering/) });
-    expect(String(down[0]!.target)).toMatch(/^127\.0\.0\.1:\d+\/postgres$/);
-    // The first request to find it gone names the cause: a pooled connection cut, or the port refused.
-    expect(String(down[0]!.cause)).toMatch(/Connection terminated|ECONNREFUSED/i);
-  });
 });
 
 describe('Redis stopped and started under requests', () => {
@@ -221,21 +151,6 @@ describe('Redis stopped and started under requests', () => {
       .filter((line) => line !== '' && (JSON.parse(line) as Entry).level >= INFO);
     expect(infoText.filter((line) => (JSON.parse(line) as Entry).level >= WARN)).toHaveLength(1);
     expect(infoText.join('\n')).not.toMatch(STACK_OR_DRIVER_TEXT);
-    await expectMetric(server, 'redis', { up: 1, failed: Number(operator[1]!.failedRequests) });
+    await expectMetric(server.baseUrl, 'redis', { up: 1, failed: Number(operator[1]!.failedRequests) });
   });
 });
-
-/**
- * animal_store_dependency_up and _failed_requests_total for one dependency, from /metrics (rendered
- * at most once a second: src/http/metrics-plugin.ts), once they are `expected`.
- */
-async function expectMetric(server: TestServer, dependency: string, expected: { up: number; failed: number }): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-      const value = (name: string) => Number(new RegExp(`^${name}\\{dependency="${dependency}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
-      expect({ up: value('animal_store_dependency_up'), failed: value('animal_store_dependency_failed_requests_total') }).toEqual(expected);
-    },
-    { timeout: 5_000, interval: 250 },
-  );
-}

@@ -7,7 +7,10 @@
 // - one connection pipelining 50,000 `GET /v1/pets?limit=100` with a key, never reading: RSS grows
 //   by less than 32 MB;
 // - an answer the client takes no byte of is ended after SEND_TIMEOUT_MS, while a client that
-//   reads slowly but steadily keeps its connection.
+//   reads slowly but steadily keeps its connection;
+// - 2,500 keyless slow readers from 10 addresses against the caps these memory settings give
+//   (src/config.ts: 1,920 connections from V8's heap limit): RSS stays inside the 256 MiB container
+//   docs/operations.md sizes for them, and a legitimate client is still answered.
 // The slow readers: test/support/slow-readers.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -17,6 +20,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FROM_SOURCE, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { holdSlowReaders, readInSteps, type HeldReaders } from '../support/slow-readers.js';
+import { assertInNetworkNamespace } from '../support/floods.js';
+
+// Over an Ethernet-sized path, not the host's loopback: `npm run test:attack` (test/vitest.attack.config.ts).
+assertInNetworkNamespace();
 
 const KEY = 'slow-readers-key-0123456789';
 const NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8'; // docs/operations.md
@@ -51,14 +58,30 @@ function freshRequest(port: number, path: string, headers: Record<string, string
   });
 }
 
+/**
+ * A series of /metrics, read on a new connection (a kept-alive one may be the idle connection the
+ * service gives up when a newcomer needs its place).
+ */
 async function metric(service: ServiceProcess, line: RegExp): Promise<number> {
-  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+  const text = await new Promise<string>((resolve, reject) => {
+    const url = new URL('/metrics', service.baseUrl);
+    const req = request(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(20_000, () => req.destroy(new Error('no answer in 20 s')));
+    req.end();
+  });
   // A series not there yet (or not at all) counts as 0.
   const match = line.exec(text);
   return match ? Number(match[1]) : 0;
 }
 
-function startService(name: string, extra: Record<string, string> = {}): Promise<ServiceProcess> {
+function startService(name: string, extra: Record<string, string> = {}, files = 4_096): Promise<ServiceProcess> {
   return startServiceProcess(
     {
       DATABASE_URL: `file:${join(dir, `${name}.db`)}`,
@@ -68,7 +91,7 @@ function startService(name: string, extra: Record<string, string> = {}): Promise
       NODE_OPTIONS,
       ...extra,
     },
-    { command: ['prlimit', '--nofile=4096:4096', process.execPath, ...FROM_SOURCE.slice(1)] },
+    { command: ['prlimit', `--nofile=${files}:${files}`, process.execPath, ...FROM_SOURCE.slice(1)] },
   );
 }
 
@@ -219,4 +242,40 @@ describe('the send timeout', () => {
       await service.stop();
     }
   }, 60_000);
+});
+
+describe('the connection cap the memory settings give', () => {
+  it('2,500 keyless slow readers of the bundle from 10 addresses: RSS stays under 256 MiB, the excess is refused, a legitimate client is answered', async () => {
+    // Descriptors for far more than the cap: here the heap limit decides (src/config.ts).
+    const service = await startService('memory-cap', {}, 8_192);
+    const port = Number(new URL(service.baseUrl).port);
+    const readers: HeldReaders[] = [];
+    try {
+      for (let i = 0; i < 5; i++) expect(await freshRequest(port, BUNDLE)).toBe(200);
+      let peak = rssBytes(service, 'VmRSS');
+      const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(service, 'VmRSS'))), 100);
+      try {
+        for (let i = 0; i < 10; i++) readers.push(await holdSlowReaders(port, 250, 8, BUNDLE, `127.0.0.${11 + i}`));
+        expect(readers.reduce((sum, r) => sum + r.connected, 0)).toBe(2_500);
+        // Until the service has taken in every connection: held, refused, or closed for unsent bytes.
+        const open = () => metric(service, /^animal_store_open_connections (\d+)$/m);
+        const refused = () => metric(service, /^animal_store_connections_refused_total (\d+)$/m);
+        const unsent = () => metric(service, /^animal_store_slow_reader_closes_total\{reason="unsent_total"\} (\d+)$/m);
+        const deadline = performance.now() + 60_000;
+        while ((await open()) + (await refused()) + (await unsent()) < 2_500 && performance.now() < deadline) await sleep(500);
+        await untilIdle(service, 10_000);
+        expect(await open()).toBeLessThanOrEqual(1_920 + 1); // the cap, and the metrics request itself
+        expect(await refused()).toBeGreaterThanOrEqual(2_500 - 1_920 - (await unsent()));
+        expect(await freshRequest(port, '/v1/pets?limit=1', { authorization: `Bearer ${KEY}` })).toBe(200);
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(service.child.exitCode).toBeNull();
+      peak = Math.max(peak, rssBytes(service, 'VmHWM'));
+      expect(peak / MB).toBeLessThan(256);
+    } finally {
+      for (const r of readers) r.stop();
+      await service.stop();
+    }
+  }, 180_000);
 });

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
-import { json, startTestServer, type TestServer } from '../support/test-server.js';
+import { API_KEY, json, startTestServer, type TestServer } from '../support/test-server.js';
 
 const NO_KEY_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".';
 const WRONG_KEY = 'Bearer wrong-key-0123456789abcdef';
@@ -137,6 +137,62 @@ describe('a batch without a key is refused once', () => {
     expect(answer.head).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer.head.toLowerCase()).toContain('connection: close');
     expect(JSON.parse(answer.body)).toMatchObject({ error: { data: { code: 'UNAUTHORIZED', httpStatus: 401 } } });
+  });
+});
+
+describe('a request refused for want of a valid key ends its connection', () => {
+  /** Two requests pipelined on one connection; the statuses answered before the server closed it. */
+  function pipelined(request: string): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
+      let received = '';
+      const bound = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`the connection stayed open; received ${JSON.stringify(received)}`));
+      }, 10_000);
+      socket.on('connect', () => socket.write(request + request));
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('error', () => {}); // a reset is a close too
+      socket.on('close', () => {
+        clearTimeout(bound);
+        resolve([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])));
+      });
+    });
+  }
+  /** A request's head and body; `authorization` is a header line, or '' for none. */
+  const request = (line: string, authorization: string, headers: string[] = [], body = '') =>
+    `${[line, 'Host: localhost', authorization, ...headers].filter((header) => header !== '').join('\r\n')}\r\n\r\n${body}`;
+  const get = (path: string, authorization: string) => request(`GET ${path} HTTP/1.1`, authorization);
+  const post = (path: string, authorization: string, type: string, body: string) =>
+    request(`POST ${path} HTTP/1.1`, authorization, [`Content-Type: ${type}`, `Content-Length: ${body.length}`], body);
+  const form = '--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nX\r\n--b--\r\n';
+  const ways = (authorization: string): Array<[string, string]> => [
+    ['REST list', get('/v1/pets', authorization)],
+    ['REST get', get('/v1/pets/1', authorization)],
+    ['REST create', post('/v1/pets', authorization, 'application/json', '{"name":"X","categoryId":1}')],
+    ['tRPC query', get(`/trpc/pets.get?input=${q({ petId: 1 })}`, authorization)],
+    ['tRPC batch', get('/trpc/pets.list,pets.list?batch=1', authorization)],
+    ['tRPC mutation', post('/trpc/pets.create', authorization, 'application/json', '{"name":"X","categoryId":1}')],
+    ['tRPC via its own handler', post('/trpc/pets.create', authorization, 'multipart/form-data; boundary=b', form)],
+  ];
+
+  it.each([
+    ['no key', ''],
+    ['a wrong key', `Authorization: ${WRONG_KEY}`],
+  ])('%s: one 401 on each way in, then the connection is closed (the pipelined second request is not answered)', async (_label, header) => {
+    for (const [way, sent] of ways(header)) expect(await pipelined(sent), way).toEqual([401]);
+  });
+
+  it('with a valid key both pipelined requests are answered on the one connection', async () => {
+    const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${API_KEY}\r\n\r\n`;
+    const closing = request.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n');
+    const answered = await new Promise<number>((resolve) => {
+      const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1', () => socket.write(request + closing));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('close', () => resolve(received.match(/HTTP\/1\.1 200 /g)?.length ?? 0));
+    });
+    expect(answered).toBe(2);
   });
 });
 

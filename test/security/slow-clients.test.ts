@@ -6,6 +6,10 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startTestServer, type TestServer } from '../support/test-server.js';
+import { assertInNetworkNamespace } from '../support/floods.js';
+
+// Over an Ethernet-sized path, not the host's loopback: `npm run test:attack` (test/vitest.attack.config.ts).
+assertInNetworkNamespace();
 
 const REQUEST_TIMEOUT_MS = 6_000;
 const HEADERS_TIMEOUT_MS = 3_000;

@@ -1,7 +1,8 @@
 // An HAProxy of the test's own (Debian's `haproxy`, 2.6 on our machines) on a free port of
-// 127.0.0.1, balancing over service instances the way docs/operations.md sets it up: HTTP
+// 127.0.0.1, running the config docs/operations.md gives ("Stopping behind a load balancer", the
+// ```haproxy block, read from the page) with the test's servers and check interval: HTTP
 // keep-alive on both sides, `option httpchk GET /readyz`, connection failures retried on another
-// server. Its own config, pidfile and admin socket in a temporary directory; started with
+// server, the client's address in X-Forwarded-For. Its own config, pidfile and admin socket in a temporary directory; started with
 // `haproxy -D` and stopped by its pid. Without the `haproxy` program it fails, loudly.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './free-port.js';
+import { operationsDocBlock, replaceIn } from './operations-doc.js';
 
 const HOW_TO_GET_HAPROXY =
   'HAProxy is needed for the balancer tests (npm run test:haproxy): install the `haproxy` program (Debian: ' +
@@ -41,7 +43,7 @@ export interface PrivateHaproxy {
   stop(): Promise<void>;
 }
 
-/** The name of HAProxy's backend in the config below. */
+/** The name of HAProxy's backend in the docs' config. */
 const BACKEND = 'animal_store';
 
 /** Every HAProxy started here and still running (its pid): killed when the process exits, however it exits. */
@@ -86,34 +88,26 @@ export async function startPrivateHaproxy(options: PrivateHaproxyOptions): Promi
   const config = join(dir, 'haproxy.cfg');
   const pidFile = join(dir, 'haproxy.pid');
   const adminSocket = join(dir, 'admin.sock');
+  // The global section is the test's (its pidfile and admin socket); the rest is the docs' block as
+  // written, with the test's address, servers and check interval.
+  let proxied = operationsDocBlock('haproxy');
+  proxied = replaceIn(proxied, /^(\s*)bind :80$/m, `$1bind 127.0.0.1:${port}`);
+  proxied = replaceIn(
+    proxied,
+    /^(\s*)default-server inter \S+ fall \d+ rise \d+$/m,
+    `$1default-server inter ${inter} fall ${fall} rise ${rise}`,
+  );
+  proxied = replaceIn(
+    proxied,
+    /^(\s*)server app\d+ 10\.0\.0\.\d+:3000 check\n(?:\s*server app\d+ 10\.0\.0\.\d+:3000 check\n)*/m,
+    (_match, indent) =>
+      options.servers
+        .map((server) => `${indent}server ${server.name} 127.0.0.1:${server.port} check${server.disabled ? ' disabled' : ''}\n`)
+        .join(''),
+  );
   writeFileSync(
     config,
-    [
-      'global',
-      `  pidfile ${pidFile}`,
-      `  stats socket ${adminSocket} mode 600 level admin`,
-      '  maxconn 2000',
-      'defaults',
-      '  mode http',
-      '  timeout connect 2s',
-      '  timeout client 30s',
-      '  timeout server 30s',
-      // A check's answer may take this long (else `inter`): a busy instance is not taken out for it.
-      '  timeout check 2s',
-      // A refused connection (nothing was sent) is tried again, on another server.
-      '  retries 3',
-      '  option redispatch 1',
-      `  default-server inter ${inter} fall ${fall} rise ${rise}`,
-      'frontend api',
-      `  bind 127.0.0.1:${port}`,
-      `  default_backend ${BACKEND}`,
-      `backend ${BACKEND}`,
-      '  balance roundrobin',
-      '  option httpchk GET /readyz',
-      '  http-check expect status 200',
-      ...options.servers.map((server) => `  server ${server.name} 127.0.0.1:${server.port} check${server.disabled ? ' disabled' : ''}`),
-      '',
-    ].join('\n'),
+    ['global', `  pidfile ${pidFile}`, `  stats socket ${adminSocket} mode 600 level admin`, '  maxconn 2000', proxied].join('\n'),
   );
   // -D: it forks into the background once its config is read and its port bound; errors before
   // that are on stderr, with a non-zero exit.

@@ -5,22 +5,11 @@
 // existing unprivileged user, with the programs linked into the cluster's temporary directory so
 // that this user can reach them; `pg_ctl -w` bounds each start and stop.
 import { execFile } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { linkTree } from '../../scripts/link-tree.js';
 import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
@@ -72,29 +61,6 @@ async function unprivilegedUser(): Promise<{ name: string; uid: number; gid: num
     }
   }
   throw new Error(`Running as root, and none of the users ${UNPRIVILEGED_USERS.join(', ')} exists to run PostgreSQL as.`);
-}
-
-/**
- * Recreates the tree `from` at `to`: folders, symbolic links as they are (relative ones), files as
- * hard links (the same files, no copy), or as copies where a hard link cannot be made (another
- * file system).
- */
-function linkTree(from: string, to: string): void {
-  mkdirSync(to, { mode: 0o755 });
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = join(from, entry.name);
-    const target = join(to, entry.name);
-    if (entry.isDirectory()) linkTree(source, target);
-    else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
-    else {
-      try {
-        linkSync(source, target);
-      } catch {
-        copyFileSync(source, target);
-        chmodSync(target, statSync(source).mode);
-      }
-    }
-  }
 }
 
 /**

@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /**
- * `hold PORT COUNT REPEAT PATH`: COUNT sockets with a 2 KiB receive buffer, each sending REPEAT
- * pipelined GETs of PATH, never reading; prints `ready <connected>` and holds them until stdin closes.
+ * `hold PORT COUNT REPEAT PATH FROM`: COUNT sockets from the local address FROM with a 2 KiB receive
+ * buffer, each sending REPEAT pipelined GETs of PATH, never reading; prints `ready <connected>` and holds them until stdin closes.
  * `read PORT REPEAT PATH BUFFER STEP INTERVAL`: one socket with a BUFFER-byte receive buffer sending
  * REPEAT pipelined GETs of PATH, reading STEP bytes every INTERVAL seconds until it has every
  * answer; prints `complete|cut <answers> <bytes>`.
@@ -15,17 +15,18 @@ import { createInterface } from 'node:readline';
 const PYTHON = String.raw`
 import socket, sys, time
 mode, port = sys.argv[1], int(sys.argv[2])
-def opened(buffer):
+def opened(buffer, source='127.0.0.1'):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
+    s.bind((source, 0))
     s.connect(('127.0.0.1', port))
     return s
 if mode == 'hold':
-    count, repeat, path = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    count, repeat, path, source = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
     held = []
     for _ in range(count):
         try:
-            s = opened(2048)
+            s = opened(2048, source)
             s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path).encode() * repeat)
             held.append(s)
         except OSError:
@@ -87,9 +88,12 @@ export interface HeldReaders {
   stop(): void;
 }
 
-/** `count` connections with a 2 KiB receive window on 127.0.0.1:`port`, each pipelining `repeat` GETs of `path`, never reading. */
-export async function holdSlowReaders(port: number, count: number, repeat: number, path: string): Promise<HeldReaders> {
-  const { line, child } = await python('hold', port, count, repeat, path);
+/**
+ * `count` connections from `from` (a loopback address) with a 2 KiB receive window to
+ * 127.0.0.1:`port`, each pipelining `repeat` GETs of `path`, never reading.
+ */
+export async function holdSlowReaders(port: number, count: number, repeat: number, path: string, from = '127.0.0.1'): Promise<HeldReaders> {
+  const { line, child } = await python('hold', port, count, repeat, path, from);
   return { connected: Number(line.split(' ')[1]), stop: () => void child.kill() };
 }
 

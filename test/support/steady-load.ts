@@ -33,6 +33,8 @@ export interface LoadOptions {
   maxMs: number;
   /** The pause between one client's requests. */
   pauseMs?: number;
+  /** Creates of clients at these indexes carry an Idempotency-Key (their own, one per create). */
+  keyedCreateClients?: number[];
 }
 
 export interface Load {
@@ -47,7 +49,7 @@ const PATHS: Record<Call, string> = {
   'trpc-list': `/trpc/pets.list?input=${encodeURIComponent(JSON.stringify({ limit: 5 }))}`,
 };
 
-function send(agent: Agent, baseUrl: string, apiKey: string, client: number, call: Call, name: string): Promise<Exchange> {
+function send(agent: Agent, baseUrl: string, apiKey: string, client: number, call: Call, name: string, keyed: boolean): Promise<Exchange> {
   const url = new URL(PATHS[call], baseUrl);
   const body = call === 'create' ? JSON.stringify({ name, categoryId: 1 }) : undefined;
   const sentAt = Date.now();
@@ -64,6 +66,7 @@ function send(agent: Agent, baseUrl: string, apiKey: string, client: number, cal
         headers: {
           authorization: `Bearer ${apiKey}`,
           ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}),
+          ...(body && keyed ? { 'idempotency-key': name } : {}),
         },
       },
       (res) => {
@@ -100,7 +103,8 @@ export function startSteadyLoad(options: LoadOptions): Load {
     try {
       for (let n = 0; n < options.maxRequestsPerClient && !stopped && Date.now() < deadline; n++) {
         const call = calls[n % calls.length]!;
-        exchanges.push(await send(agent, options.baseUrl, options.apiKey, index, call, `load-${index}-${n}`));
+        const keyed = options.keyedCreateClients?.includes(index) ?? false;
+        exchanges.push(await send(agent, options.baseUrl, options.apiKey, index, call, `load-${index}-${n}`, keyed));
         await sleep(options.pauseMs ?? 5);
       }
     } finally {
