@@ -87,18 +87,19 @@ describe('PostgreSQL stopped (fast shutdown) behind PgBouncer under requests', (
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
       const held = answer('/v1/pets');
-      await vi.waitFor(
+      const waiting = await vi.waitFor(
         async () => {
-          const { rows } = await locker.query<{ waiting: number }>(
-            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
-          );
-          expect(rows[0]!.waiting).toBe(1);
+          const { rows } = await locker.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+          expect(rows).toHaveLength(1);
+          return rows[0]!.pid;
         },
         { timeout: 10_000, interval: 100 },
       );
-
-      await cluster.stop(); // pg_ctl -m fast: what an administrator's stop or restart does
+      // The administrator's command ends the waiting session first (the stop alone races: the lock's
+      // holder may go first and the query complete), with the 57P01 a fast stop sends every session.
+      await locker.query('SELECT pg_terminate_backend($1)', [waiting]);
       expect(await held).toBe(503);
+      await cluster.stop(); // pg_ctl -m fast: what an administrator's stop or restart does
       // Then PgBouncer has no server to give: each query waits for one until the query timeout.
       const later = await Promise.all(Array.from({ length: 4 }, () => answer('/v1/pets')));
       expect(later).toEqual([503, 503, 503, 503]);
