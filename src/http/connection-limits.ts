@@ -5,11 +5,12 @@
 // - at most `perAddress` open connections per peer address (the socket's, not X-Forwarded-For:
 //   behind a proxy the peers are the proxies, and the setting's default allows for it);
 // - at most `total` open connections; at the cap, a new connection takes the place of one of the
-//   address holding the most, if that address holds more than the newcomer's would: its oldest idle
+//   address holding the most, if that address holds at least twice what the newcomer's would (so
+//   crowds of like size do not churn each other's connections): its oldest idle
 //   connection (between requests, or nothing sent yet), else its stalest (answer moved least
 //   recently). So a crowd cannot lock out an address with few connections, nor take their places.
-//   When the newcomer's address is the crowd, it takes the place of the connection idle longest, and
-//   is refused when none is idle.
+//   Else it takes the place of the connection idle longest of an address holding at least as many
+//   as its own would (behind a proxy, one address: any idle one), and is refused when there is none.
 // A refused connection is destroyed at once: no answer is written, so refusing costs next to
 // nothing. Requests in flight are cut only on a crowding address's stalest connection.
 //
@@ -114,7 +115,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     const fromAddress = sockets?.size ?? 0;
     if (fromAddress >= settings.perAddress) return refuse(socket);
     if (tracked.size >= settings.total) {
-      const victim = placeInCrowd(fromAddress + 1) ?? idle.values().next().value;
+      const victim = placeInCrowd(2 * (fromAddress + 1) - 1) ?? idleOfAddressAsLarge(fromAddress + 1);
       if (victim === undefined) return refuse(socket);
       idle.delete(victim);
       counts.reclaimed++;
@@ -273,6 +274,12 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
       if (state.movedAt < movedAt) [stalest, movedAt] = [socket, state.movedAt];
     }
     return stalest;
+  }
+
+  /** The connection idle longest of an address holding at least `atLeast` connections. */
+  function idleOfAddressAsLarge(atLeast: number): Socket | undefined {
+    for (const socket of idle) if ((byAddress.get(tracked.get(socket)!.address)?.size ?? 0) >= atLeast) return socket;
+    return undefined;
   }
 
   function refuse(socket: Socket): void {
