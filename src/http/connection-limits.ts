@@ -5,8 +5,8 @@
 // - at most `perAddress` open connections per peer address (the socket's, not X-Forwarded-For:
 //   behind a proxy the peers are the proxies, and the setting's default allows for it);
 // - at most `total` open connections; at the cap, a new connection takes the place of one of the
-//   address holding the most, if that address holds at least twice what the newcomer's would (so
-//   crowds of like size do not churn each other's connections): its oldest idle
+//   address holding the most, if the newcomer's holds fewer than FEW_CONNECTIONS (a browser's
+//   share) and that one more: its oldest idle
 //   connection (between requests, or nothing sent yet), else its stalest (answer moved least
 //   recently). So a crowd cannot lock out an address with few connections, nor take their places.
 //   Else it takes the place of the connection idle longest of an address holding at least as many
@@ -49,6 +49,9 @@ export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
 /** Unsent answers of all connections together, in bytes; over it, the slowest connections are closed. */
 export const MAX_UNSENT_BYTES = 64 * 1024 * 1024;
+
+/** Connections of an address that a crowd's may make room for at the cap (browsers open up to 6 a host). */
+const FEW_CONNECTIONS = 8;
 
 /** Open connections past which an address is a crowd, whose requests share a budget per turn. */
 const CROWDED_ADDRESS_CONNECTIONS = 256;
@@ -115,7 +118,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     const fromAddress = sockets?.size ?? 0;
     if (fromAddress >= settings.perAddress) return refuse(socket);
     if (tracked.size >= settings.total) {
-      const victim = placeInCrowd(2 * (fromAddress + 1) - 1) ?? idleOfAddressAsLarge(fromAddress + 1);
+      const victim = (fromAddress < FEW_CONNECTIONS ? placeInCrowd(fromAddress + 1) : undefined) ?? idleOfAddressAsLarge(fromAddress + 1);
       if (victim === undefined) return refuse(socket);
       idle.delete(victim);
       counts.reclaimed++;
