@@ -117,7 +117,7 @@ async function measure(database: string, workDir: string): Promise<AttackFigures
   const started = startProcess(`service-attack-${database}`, command, args, {
     cwd: ROOT,
     // The mix comes from one address, standing for many: admitted, not refused at the door (the
-    // default caps under these NODE_OPTIONS: 1,920 connections, 240 per address; src/config.ts).
+    // default caps under these NODE_OPTIONS: 1,280 connections, 160 per address; src/config.ts).
     env: { ...serviceEnv({ port, databaseUrl, nodeOptions: NODE_OPTIONS }), MAX_CONNECTIONS: '10000', MAX_CONNECTIONS_PER_ADDRESS: '5000' },
     port,
   });

@@ -198,11 +198,11 @@ const LISTENING_SOCKETS = 64;
 const RESERVED_DESCRIPTORS = LISTENING_SOCKETS + 64;
 
 /**
- * The process's memory besides its connections, at work, and the most one connection adds to it
- * (measured: docs/benchmarks.md, "Figures behind the code's choices").
+ * The process's memory besides its connections, at work, and what one connection adds to it with
+ * the allocator's slack (docs/benchmarks.md, "Figures behind the code's choices").
  */
 const PROCESS_MEMORY = 160 * 2 ** 20;
-const CONNECTION_MEMORY = 64 * 2 ** 10;
+const CONNECTION_MEMORY = 96 * 2 ** 10;
 
 /**
  * The connection caps' defaults: every descriptor the process may open but a reserve (the pool and

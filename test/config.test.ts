@@ -134,13 +134,13 @@ describe('parseConfig', () => {
 
   it('derives them from the heap limit too: no more connections than fit in the memory NODE_OPTIONS gives', () => {
     // --max-old-space-size=256 --max-semi-space-size=8 (docs/operations.md): a 280 MiB heap limit,
-    // 120 MiB of it past what the process needs besides, 64 KiB a connection.
+    // 120 MiB of it past what the process needs besides, 96 KiB a connection.
     expect(parseConfig({}, 20_000, undefined, 280 * 2 ** 20)).toMatchObject({
-      maxConnections: 1_920,
-      listenBacklog: 1_920,
-      maxConnectionsPerAddress: 240,
+      maxConnections: 1_280,
+      listenBacklog: 1_280,
+      maxConnectionsPerAddress: 160,
     });
-    expect(parseConfig({}, 20_000, undefined, 536 * 2 ** 20)).toMatchObject({ maxConnections: 6_016 });
+    expect(parseConfig({}, 20_000, undefined, 536 * 2 ** 20)).toMatchObject({ maxConnections: 4_010 });
     // Set explicitly, MAX_CONNECTIONS wins, and the listen queue follows it.
     expect(parseConfig({ MAX_CONNECTIONS: '2500' }, 20_000, undefined, 280 * 2 ** 20)).toMatchObject({
       maxConnections: 2_500,

@@ -202,7 +202,7 @@ describe('a mixed flood from one address', () => {
         LOG_LEVEL: 'info',
         NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=8', // docs/operations.md
         // The flood comes from one address standing for many: admitted, not refused at the door
-        // (under these NODE_OPTIONS the default cap is 1,920: src/config.ts).
+        // (under these NODE_OPTIONS the default cap is 1,280: src/config.ts).
         MAX_CONNECTIONS: '3000',
         MAX_CONNECTIONS_PER_ADDRESS: '2000',
         // The client's kept-alive requests go as fast as they are answered: no per-key budget.
