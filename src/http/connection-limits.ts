@@ -57,7 +57,7 @@ const FEW_CONNECTIONS = 8;
 const CROWDED_ADDRESS_CONNECTIONS = 256;
 
 /** Requests of crowded addresses handed to the app per event-loop turn, all of them together. */
-const CROWD_REQUESTS_PER_TURN = 16;
+const CROWD_REQUESTS_PER_TURN = 2;
 
 export interface ConnectionLimitSettings {
   total: number;
