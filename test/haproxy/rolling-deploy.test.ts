@@ -4,12 +4,10 @@
 // time, a replacement is started and enabled, and the old one gets SIGTERM. Every request succeeds,
 // every acknowledged create is in the database, and each instance exits 0. What makes it work is
 // the drain (SHUTDOWN_DRAIN_MS, docs/operations.md, "Stopping behind a load balancer").
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { answered, useFleet } from '../support/fleet.js';
 import { freePort } from '../support/free-port.js';
 import { startPrivateHaproxy, type PrivateHaproxy } from '../support/private-haproxy.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { acknowledgedIds, startSteadyLoad, unsuccessful } from '../support/steady-load.js';
 
 const KEY = 'haproxy-rolling-key-0123456789';
@@ -18,34 +16,10 @@ const CHECK = { inter: '500ms', fall: 2, rise: 2 };
 const DRAIN_MS = 3_000;
 const INSTANCES = 3;
 
-let database: TestDatabase;
+const fleet = useFleet({ API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', SHUTDOWN_DRAIN_MS: String(DRAIN_MS), SHUTDOWN_TIMEOUT_MS: '15000' });
+const startInstance = fleet.start;
 let haproxy: PrivateHaproxy | undefined;
-const services: ServiceProcess[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase('postgresql');
-});
-afterAll(async () => {
-  await haproxy?.stop();
-  await Promise.all(services.map((service) => service.stop()));
-  await database?.drop();
-});
-
-function startInstance(port: number): Promise<ServiceProcess> {
-  return startServiceProcess({
-    DATABASE_URL: database.url,
-    API_KEYS: KEY,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '0',
-    PORT: String(port),
-    SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
-    SHUTDOWN_TIMEOUT_MS: '15000',
-  }).then((service) => (services.push(service), service));
-}
-
-/** How many requests an instance has answered (its request log lines). */
-const answered = (service: ServiceProcess) => service.logs.filter((line) => line.msg === 'request completed').length;
+afterAll(() => haproxy?.stop());
 
 describe('a rolling deploy of three instances behind HAProxy', () => {
   it('costs no request and no write: SIGTERM one at a time, each replaced', { timeout: 180_000 }, async () => {
@@ -91,19 +65,12 @@ describe('a rolling deploy of three instances behind HAProxy', () => {
     expect(unsuccessful(exchanges).map(({ call, status, error, body }) => ({ call, status, error, body: body.slice(0, 200) }))).toEqual([]);
     expect(exchanges.filter((e) => e.call === 'trpc-list').length).toBeGreaterThan(0);
     // Every replacement served part of the load.
-    for (const service of services.slice(INSTANCES)) expect(answered(service)).toBeGreaterThan(0);
+    for (const service of fleet.services.slice(INSTANCES)) expect(answered(service)).toBeGreaterThan(0);
 
     // No acknowledged write was lost.
     const ids = acknowledgedIds(exchanges);
     expect(ids.length).toBeGreaterThan(50);
-    const client = new pg.Client({ connectionString: database.migrationUrl });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ id: string }>('SELECT id FROM pets');
-      const stored = new Set(rows.map((row) => Number(row.id)));
-      expect(ids.filter((id) => !stored.has(id))).toEqual([]);
-    } finally {
-      await client.end();
-    }
+    const stored = new Set((await fleet.pets()).map((pet) => pet.id));
+    expect(ids.filter((id) => !stored.has(id))).toEqual([]);
   });
 });

@@ -6,47 +6,21 @@
 // its replacement starts on the same address. Every request succeeds, every answer is the
 // service's own JSON, every acknowledged create is in the database once, and each instance exits 0.
 // (test/nginx/retries.test.ts: what a create without a key meets in the moment an instance stops.)
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { answered, useFleet } from '../support/fleet.js';
 import { freePort } from '../support/free-port.js';
 import { startPrivateNginx, type PrivateNginx } from '../support/private-nginx.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { acknowledgedIds, startSteadyLoad, unsuccessful } from '../support/steady-load.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const KEY = 'nginx-rolling-key-0123456789';
 const INSTANCES = 3;
 
-let database: TestDatabase;
+/** Instances as docs/operations.md runs them behind nginx: the default drain (5 s) and stop timeout. */
+const fleet = useFleet({ API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', TRUST_PROXY: '127.0.0.1', SHUTDOWN_DRAIN_MS: '5000' });
+const startInstance = fleet.start;
 let nginx: PrivateNginx | undefined;
-const services: ServiceProcess[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase('postgresql');
-});
-afterAll(async () => {
-  await nginx?.stop();
-  await Promise.all(services.map((service) => service.stop()));
-  await database?.drop();
-});
-
-/** An instance as docs/operations.md runs it behind nginx: the default drain (5 s) and stop timeout. */
-function startInstance(port: number): Promise<ServiceProcess> {
-  return startServiceProcess({
-    DATABASE_URL: database.url,
-    API_KEYS: KEY,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '0',
-    TRUST_PROXY: '127.0.0.1',
-    PORT: String(port),
-    SHUTDOWN_DRAIN_MS: '5000',
-  }).then((service) => (services.push(service), service));
-}
-
-/** How many requests an instance has answered (its request log lines). */
-const answered = (service: ServiceProcess) => service.logs.filter((line) => line.msg === 'request completed').length;
+afterAll(() => nginx?.stop());
 
 async function until(condition: () => boolean, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -94,16 +68,9 @@ describe('a rolling deploy of three instances behind nginx, as docs/operations.m
     // No acknowledged write was lost, and none was made twice (a create nginx retried on another instance).
     const ids = acknowledgedIds(exchanges);
     expect(ids.length).toBeGreaterThan(50);
-    const client = new pg.Client({ connectionString: database.migrationUrl });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ id: string; name: string }>('SELECT id, name FROM pets');
-      const stored = new Set(rows.map((row) => Number(row.id)));
-      expect(ids.filter((id) => !stored.has(id))).toEqual([]);
-      const names = rows.map((row) => row.name);
-      expect(names.length - new Set(names).size).toBe(0);
-    } finally {
-      await client.end();
-    }
+    const pets = await fleet.pets();
+    const stored = new Set(pets.map((pet) => pet.id));
+    expect(ids.filter((id) => !stored.has(id))).toEqual([]);
+    expect(pets.length - new Set(pets.map((pet) => pet.name)).size).toBe(0);
   });
 });
