@@ -1,20 +1,11 @@
-// How fast new connections are taken off the listen queue. Node's libuv accepts ONE connection per
-// event-loop turn (libuv 1.45, "unix: don't accept() connections in a loop"), so a burst of
-// thousands of connections drains at one per turn while the other sockets' work makes each turn
-// take milliseconds: a client arriving behind the burst waited seconds, or had its SYN dropped by a
-// full queue and retried after 1 s, then 3 s (docs/operations.md, "Connections"). So the
-// service listens on several sockets bound to the same address with SO_REUSEPORT (Node's
-// `reusePort`; how many: src/config.ts, listenSockets): the kernel spreads new connections over their
-// queues, and each turn takes one from each. Every connection is handed to the one HTTP server (its documented 'connection' event), so
-// its settings, timeouts and src/http/connection-limits.ts apply as to any other.
+// libuv accepts one connection per listening socket per event-loop turn, so a burst drains slowly.
+// The service listens on several SO_REUSEPORT sockets (how many: src/config.ts, listenSockets), each
+// handing its connections to the one HTTP server ('connection'), whose settings and limits apply.
+// A departure: docs/architecture.md ("departures").
 import type { Server as HttpServer } from 'node:http';
 import { Server, type AddressInfo } from 'node:net';
 
-/**
- * Takes `port` once without SO_REUSEPORT and lets it go: fails (EADDRINUSE) where anything listens
- * on it, another instance of this service too, which the shared listen of the acceptors would
- * otherwise join unnoticed. Port 0 needs no check (a free port is picked).
- */
+/** Binds `port` once without SO_REUSEPORT: fails where anything listens, even an instance the acceptors would join unnoticed. */
 export async function assertPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   const probe = new Server();
@@ -25,10 +16,8 @@ export async function assertPortFree(host: string, port: number): Promise<void> 
 }
 
 /**
- * Adds `count` - 1 listening sockets beside `server`'s own, which must be listening with
- * `reusePort`, on its address and with its `backlog`. Returns what stops them listening, which
- * resolves once every connection they accepted has closed: the HTTP server counts only the
- * connections it accepted itself, so its own close does not wait for these.
+ * Adds `count` - 1 `reusePort` sockets beside `server`'s own. What it returns stops them and waits for their
+ * connections to close, which the HTTP server's own close does not.
  */
 export async function addAcceptors(server: HttpServer, count: number, backlog: number): Promise<() => Promise<void>> {
   const { address, port } = server.address() as AddressInfo;

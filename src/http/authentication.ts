@@ -1,19 +1,9 @@
-// Decides who is calling, once per request, so that both surfaces see the same answer.
-//
-// It also limits wrong keys per client address (src/limits/client-address.ts): the attempt is
-// counted BEFORE the key is checked, and given back when the key was right, so that concurrent or
-// pipelined guesses from one address cannot all be checked before the first failure is counted:
-// at most the limit are ever checked per window. Past the limit, keys from that address are not
-// even checked until the window resets, except a key already seen valid from that address: many
-// clients behind one NAT share an address, and one of them guessing must not lock the others out
-// (a guesser gains nothing: such a key was valid already; docs/security.md). A key seen valid recently, or being checked for another
-// request at that moment (whose answer this one then shares), takes nothing from the budget while
-// the address is not locked out, so that a genuine client's many concurrent requests do not use
-// it up while their lookups are in flight.
-//
-// What it decides is put on the request once, as its `call.caller` (src/api/refusals.ts): the identity, or
-// the refusal (401, 429 while the address is locked out, or 503 when the database could not check a
-// stored key, which is not a wrong key); the surfaces and the procedures' middleware answer with it.
+// Decides who is calling, once per request, as `request.call.caller`: an identity, or a refusal (401;
+// 429 while the address is locked out; 503 when the database could not check a stored key).
+// Wrong keys are limited per client address: an attempt is counted before the key is checked and given
+// back when it was right, so concurrent guesses cannot all be checked before a failure counts. A key
+// seen valid from an address still works while it is locked out (clients behind one NAT: docs/security.md);
+// a key seen valid recently, or being checked right now, takes nothing from the budget.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
@@ -27,14 +17,12 @@ interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
   /** Counts failed attempts (a key sent, and wrong) per client address. */
   failureLimiter: Limiter;
-  /** Told of the database faults met while checking keys (one line per outage, not per request). */
   databaseHealth?: DatabaseHealth;
 }
 
 /** How many recently valid key digests are remembered (oldest forgotten first). */
 const KNOWN_VALID_DIGESTS = 10_000;
 
-/** A set of at most `max` strings that forgets the oldest first. */
 class BoundedSet {
   private readonly items = new Set<string>();
   constructor(private readonly max: number) {}
@@ -51,7 +39,6 @@ class BoundedSet {
   }
 }
 
-/** What checking a request's key came to. */
 interface Outcome {
   identity: ApiKeyIdentity | null;
   /** Seconds until the address may try again; 0 when it was not refused. */
@@ -89,12 +76,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     return { identity, retryAfterSeconds: 0 };
   }
 
-  /**
-   * A key being checked for another request from this address right now (its answer is shared),
-   * or seen valid recently: looked up once more (revocation), without taking from the budget
-   * unless the address is locked out (`standing`: the address's standing, peeked once per request).
-   * Neither adds a guess; a wrong answer (revoked since) counts as a failure after.
-   */
+  /** A key being checked right now (answer shared) or seen valid recently: looked up again (revocation), taking no budget. */
   async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined, standing: Standing): Promise<Outcome> {
     let outcome: Outcome;
     if (pending) {
@@ -112,9 +94,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
   }
 
-  // A callback-style hook: the common request (an API_KEYS key seen valid, limits in memory) is
-  // decided without a promise; anything that must wait (a stored key's lookup) goes through `check`.
-  // The address's standing is peeked once per request and handed on.
+  // Callback-style: the common request (an API_KEYS key seen valid, limits in memory) is decided without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {
@@ -151,13 +131,11 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
   });
 };
 
-/** A request that sent no key. */
 const NO_KEY = refusedCaller(keyRefusal(false));
 
 /** A standing never read (a pending check's answer is shared instead). */
 const NOT_ASKED: LimitDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetSeconds: 0 });
 
-/** Puts a check's outcome on the request: its identity, or why it has none. */
 function settle(
   request: FastifyRequest,
   outcome: Promise<Outcome>,
@@ -186,11 +164,7 @@ export const authentication = fp(plugin, { name: 'authentication' });
 
 const AUTH_REALM = 'animal-store';
 
-/**
- * The challenge every 401 carries, on both surfaces (RFC 9110 §11.6.1: a 401 MUST send
- * WWW-Authenticate; RFC 6750 §3: the Bearer scheme's parameters), from the caller decided above:
- * `error="invalid_token"` when a key was sent and refused; none when no key was sent (RFC 6750 §3.1).
- */
+/** The WWW-Authenticate challenge every 401 must carry (RFC 6750 §3): `invalid_token` only when a key was sent and refused. */
 export function bearerChallenge(caller: Caller | null): string {
   return caller?.refusal?.reason === 'invalid_key' ? `Bearer realm="${AUTH_REALM}", error="invalid_token"` : `Bearer realm="${AUTH_REALM}"`;
 }

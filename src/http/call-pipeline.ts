@@ -1,10 +1,6 @@
-// A request's decisions, in one typed value (`request.call`, a CallDecision) born with the request
-// (src/http/request-logging.ts makes it when Fastify reports the request's arrival, before any hook)
-// and filled where each fact is first known: the surface, from the target; who is calling
-// (authentication.ts); what was asked (the surfaces: the route pattern, the procedures named); the
-// per-key decision and a refusal (here: the only writers of RateLimit and Retry-After). The log and
-// the metrics (`requestRecorder`, below) read it once the request is answered; nothing re-derives a
-// decision from the status.
+// A request's decisions (`request.call`): made at its arrival (request-logging.ts), filled where each fact is
+// first known, read by the log and the metrics once it is answered: no decision is re-derived from the status.
+// Also the stages both surfaces share, and the writing of RateLimit and a refusal's Retry-After.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
@@ -21,12 +17,10 @@ import { logFailure } from './failure-log.js';
 import { REST_BASE_PATH } from './openapi-document.js';
 import { announcesBody } from './request-bodies.js';
 
-/** Where the typed tRPC surface is served. */
 export const TRPC_PREFIX = '/trpc';
 
 /** What was decided about one request, by the step that decided it. */
 export interface CallDecision {
-  /** The surface its target is under (`surfaceOf`). */
   readonly surface: Surface;
   /** What it asked for, as a pattern (`/v1/pets/{petId}`, `/trpc/pets.list`); null: the Fastify route's, if any. */
   route: string | null;
@@ -34,20 +28,16 @@ export interface CallDecision {
   procedures: readonly string[] | null;
   /** Who is calling (authentication.ts); null only when Fastify refused the request before its hooks. */
   caller: Caller | null;
-  /** The per-key limit's decision, taken once (`recordBudget`). */
   budget: LimitDecision | null;
-  /** Why it was refused, recorded where that was decided (`recordRefusal`). */
   refusal: Refusal | null;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** This request's decisions (src/http/call-pipeline.ts). */
     call: CallDecision;
   }
 }
 
-/** Whether `target` (a path, with or without its query) is `prefix` or under it. */
 function isUnder(target: string, prefix: string): boolean {
   if (!target.startsWith(prefix)) return false;
   const next = target[prefix.length];
@@ -72,12 +62,8 @@ export function decodable(text: string): boolean {
 }
 
 /**
- * Fastify's `rewriteUrl`: a path with an encoding nothing can decode (`%ZZ`, bytes that are not
- * UTF-8) keeps it as sent, like every encoding that is not of an unreserved character (the REST
- * paths' rule, rest-routes.ts `decodeUnreserved`). Fastify's router would refuse such a path with
- * 400 before any hook runs, so before the key check; here every `%` of the path is escaped as `%25`,
- * which routes like any other: no literal segment matches it (404) and no integer is made of it
- * (400, after the key check).
+ * Fastify's `rewriteUrl`. Its router refuses a path nothing can decode (`%ZZ`, bytes not UTF-8) with 400 before any
+ * hook, so before the key check; its `%`s are escaped as `%25` instead, and it routes like any other.
  */
 export function escapeUndecodablePath({ url = '/' }: { url?: string }): string {
   const queryStart = url.indexOf('?');
@@ -85,7 +71,6 @@ export function escapeUndecodablePath({ url = '/' }: { url?: string }): string {
   return !path.includes('%') || decodable(path) ? url : path.replaceAll('%', '%25') + url.slice(path.length);
 }
 
-/** A new request's decisions: only its surface is known. */
 export function newCall(url: string): CallDecision {
   return { surface: surfaceOf(url), route: null, procedures: null, caller: null, budget: null, refusal: null };
 }
@@ -97,10 +82,7 @@ export function routeOf(request: FastifyRequest): string | null {
 
 const NO_KEY = keyRefusal(false);
 
-/**
- * The refusal a request gets before its body is read for who is calling, or null: the caller's own
- * (authentication decided it). The surfaces' gates call it; protectedProcedure refuses the same way.
- */
+/** The refusal a request gets for who is calling (authentication decided it), or null. */
 export function callerRefusal(call: CallDecision): Refusal | null {
   return call.caller === null ? NO_KEY : call.caller.refusal;
 }
@@ -111,11 +93,7 @@ export function recordRefusal(reply: FastifyReply, refusal: Refusal): void {
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
 }
 
-/**
- * Records the request's per-key decision and writes the IETF draft's headers
- * (draft-ietf-httpapi-ratelimit-headers): the policy, and what is left of it. A refused decision's
- * Retry-After comes with its refusal (`recordRefusal`).
- */
+/** Records the per-key decision and writes its headers (draft-ietf-httpapi-ratelimit-headers). */
 function recordBudget(reply: FastifyReply, decision: LimitDecision, windowMs: number): void {
   reply.request.call.budget = decision;
   reply.headers({
@@ -131,23 +109,15 @@ export const answerWriter: AnswerWriter<FastifyReply> = {
   replayed: (reply) => void reply.header('idempotent-replayed', 'true'),
 };
 
-/**
- * Readies the answer to a request refused before its body is read: the refusal recorded, and Node
- * asked to close the connection once the answer is sent, so that the rest of the body is never read
- * (a client trickling a large body would otherwise hold the connection while Node drains it to reach
- * the next request). The surface then sends its own body.
- */
+/** Readies an early refusal; a connection whose body was announced closes after it: Node would drain a trickled body first. */
 export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
   recordRefusal(reply, refusal);
   if (announcesBody(request.headers)) reply.header('connection', 'close');
 }
 
 /**
- * The per-key budget taken at admission, before the body is read, for `calls` calls together (a
- * plain tRPC batch's): recorded with its RateLimit headers (the context carries the decision, so
- * no call's middleware counts again); past it, refused early and `refuse` sends the answer. Every
- * other call is counted by protectedProcedure (src/api/trpc.ts) as it runs, which is when tRPC's
- * own handler would count it (test/trpc-wire.test.ts compares the RateLimit headers).
+ * The per-key budget for `calls` calls together (a plain tRPC batch's), before the body is read; no call's middleware
+ * counts again. Every other call is counted by protectedProcedure (src/api/trpc.ts) as it runs, as tRPC would.
  */
 export function takeBudget(
   request: FastifyRequest,
@@ -176,16 +146,11 @@ interface DecodedCall {
   path: string;
   type: 'query' | 'mutation';
   ctx: Context;
-  /** The call's raw input, read when the middleware that runs before input asks for it. */
+  /** Read when the middleware asks for it, so the key check comes before any input error. */
   getRawInput: () => Promise<unknown>;
 }
 
-/**
- * The stages both surfaces share, made once per app (src/app.ts) and handed to each surface's
- * codec: `run` (the procedure through its middleware chain, tRPC's caller path; a failure logged
- * once, here), `callFailed` (the same log for calls tRPC's own handler runs), and `fastifyError`
- * (an error Fastify raised, answered in the shape of the request's surface and logged once).
- */
+/** The stages both surfaces share, made once per app; each logs a failure once (`callFailed`: calls tRPC's handler runs). */
 export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth | undefined) {
   const trpc = trpcInternals<Context>(router);
   const trpcErrors = trpcErrorSenders(router);
@@ -195,10 +160,7 @@ export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth |
   }
 
   return {
-    /**
-     * Runs a decoded call and hands its outcome to the codec: `encode` its data, or `encodeError`
-     * its TRPCError, logged here first. (Callbacks, not a second promise: one link per call.)
-     */
+    /** Runs a decoded call through its middleware; callbacks, not a second promise: one link per call. */
     run<T>(request: FastifyRequest, call: DecodedCall, encode: (data: unknown) => T, encodeError: (error: TRPCError) => T): Promise<T> {
       return trpc.call(call).then(encode, (cause: unknown) => {
         const error = trpc.toTRPCError(cause);
@@ -218,23 +180,16 @@ export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth |
 
 export type CallPipeline = ReturnType<typeof callPipeline>;
 
-// ---------------------------------------------------------------------------------------------
-// What one answered request adds to the metrics (src/observability/metrics.ts), read from its
-// decisions once it has been sent; called by the request log's controller (request-logging.ts), so
-// it costs no hook of its own. The refusals (401, 429, 503) are counted by the reason recorded
-// where each was decided, never re-derived from the status; idempotent replays by their header.
+// What one answered request adds to the metrics, read from its decisions; called by the request
+// log's controller (request-logging.ts), so it costs no hook of its own.
 
 /** HTTP methods kept as label values; anything else Node's parser lets through is `OTHER`. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-/** Called once a request is answered, with the time it took in milliseconds. */
 export type RequestRecorder = (request: FastifyRequest, reply: FastifyReply, elapsedMs: number) => void;
 
 export function requestRecorder(metrics: ServiceMetrics): RequestRecorder {
-  /**
-   * The route label: the procedure a /trpc request named (a batch: `batch`, and each of its calls
-   * counted), or the route pattern (routeOf), never the URL: bounded either way.
-   */
+  /** The procedure a /trpc request named (a batch: `batch`, each call counted), or the route pattern: never the URL. */
   function routeLabel(request: FastifyRequest): string {
     const { surface, procedures } = request.call;
     if (surface === 'trpc') {
@@ -246,7 +201,7 @@ export function requestRecorder(metrics: ServiceMetrics): RequestRecorder {
     return routeOf(request) ?? ROUTE_LABELS.unmatched;
   }
 
-  /** Refusals and replays, each in its own counter (see the top of this file). */
+  /** Refusals by the reason recorded where they were decided; idempotent replays by their header. */
   function countOutcome(surface: Surface, request: FastifyRequest, reply: FastifyReply, status: number): void {
     const refusal = request.call.refusal;
     if (refusal !== null) {

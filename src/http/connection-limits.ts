@@ -1,50 +1,18 @@
-// Connections are a bounded resource: each holds a file descriptor and buffers, and a client that
-// opens thousands and stays silent would otherwise take every descriptor the process has, so that
-// no one else can connect. Bounded here, on the server's 'connection' event, before a byte is read:
-//
-// - at most `perAddress` open connections per peer address (the socket's, not X-Forwarded-For:
-//   behind a proxy the peers are the proxies, and the setting's default allows for it);
-// - at most `total` open connections; at the cap, a new connection takes the place of one of the
-//   address holding the most, if the newcomer's holds fewer than FEW_CONNECTIONS (a browser's
-//   share) and that one more: its oldest idle
-//   connection (between requests, or nothing sent yet), else its stalest (answer moved least
-//   recently). So a crowd cannot lock out an address with few connections, nor take their places.
-//   Else it takes the place of the connection idle longest of an address holding at least as many
-//   as its own would (behind a proxy, one address: any idle one), and is refused when there is none.
-// A refused connection is destroyed at once: no answer is written, so refusing costs next to
-// nothing. Requests in flight are cut only on a crowding address's stalest connection.
-//
-// What one connection holds is bounded too, however slowly it reads (docs/security.md, "What a
-// connection holds"):
-// - at most `maxInFlightPerConnection` of its requests are in the app at once, each counted until
-//   its answer is handed to the kernel, so an answer waiting behind an unread one still counts. The
-//   next request also waits while the socket has more unsent output than its high-water mark
-//   (`writableNeedDrain`, until its 'drain'). A waiting request stops the reading of its connection
-//   (`socket.pause()`), so that TCP backpressure reaches a client that pipelines without reading.
-//   Node's HTTP server pauses such a connection too, but resumes it as soon as the answers not yet
-//   on the socket fall under the high-water mark; so while requests wait here, a 'resume' listener
-//   pauses it again (docs/architecture.md, departures);
-// - an answer that stops moving (the peer takes no byte of it for `sendTimeoutMs`, nginx's
-//   `send_timeout`) ends its connection;
-// - the unsent output of all connections together is bounded (`maxUnsentBytes`): over it, the
-//   connections whose answers moved least recently are closed first.
-//
-// And one address cannot take every turn of the event loop: while an address holds more than
-// CROWDED_ADDRESS_CONNECTIONS connections, at most CROWD_REQUESTS_PER_TURN of its requests (of all
-// such addresses together) are handed to the app per turn; the rest wait, their connections unread,
-// in the order they came. Other addresses' requests are handed on at once, so a client that opens a
-// new connection during a flood from elsewhere is not answered after the flood's thousands of
-// requests (docs/operations.md, "Connections"). Off where addresses have no share of
-// their own (`perAddress` as large as `total`: TRUST_PROXY's default), as when every connection
-// comes through proxies, whose addresses stand for everyone.
+// Bounds what connections cost (docs/security.md, "What a connection holds"):
+// - `perAddress` open connections per peer address (the socket's: behind a proxy, the proxies') and
+//   `total` in all. At the cap a newcomer takes the place of a crowding address's connection
+//   (placeInCrowd), else of one idle longest (idleOfAddressAsLarge), else it is destroyed unanswered;
+// - `maxInFlightPerConnection` requests of a connection in the app at once; the rest wait with the
+//   connection paused, so TCP backpressure reaches a client that pipelines without reading;
+// - an answer the peer takes nothing of for `sendTimeoutMs` ends its connection; over `maxUnsentBytes`
+//   unsent in all, the connections whose answers moved least recently are closed;
+// - crowded addresses share CROWD_REQUESTS_PER_TURN requests a turn, so others are not answered after
+//   a flood (off when `perAddress` >= `total`: behind proxies one address stands for everyone).
+// Departures (our own 'request' listener; the pause kept against Node's): docs/architecture.md.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/**
- * Requests of one connection in the app at once (browsers do not pipeline at all): each holds its
- * request and answer objects until the answer is in the kernel, so this is most of what a reader
- * that stops reading costs (docs/benchmarks.md, "Figures behind the code's choices").
- */
+/** Requests of a connection in the app at once (browsers do not pipeline): each is held until its answer is in the kernel. */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
 
 /** Unsent answers of all connections together, in bytes; over it, the slowest connections are closed. */
@@ -63,7 +31,6 @@ export interface ConnectionLimitSettings {
   total: number;
   perAddress: number;
   maxInFlightPerConnection: number;
-  /** An answer the peer takes no byte of for this long ends its connection. */
   sendTimeoutMs: number;
   maxUnsentBytes: number;
 }
@@ -73,9 +40,8 @@ export interface ConnectionCounts {
   open: number;
   refused: number;
   reclaimed: number;
-  /** Connections closed because an answer stopped moving for the send timeout. */
   sendTimeouts: number;
-  /** Connections closed because all connections' unsent answers were over `maxUnsentBytes`. */
+  /** Closed because all connections' unsent answers were over `maxUnsentBytes`. */
   unsentReclaimed: number;
 }
 
@@ -95,7 +61,7 @@ interface Tracked {
 
 export function limitConnections(server: Server, settings: ConnectionLimitSettings): () => ConnectionCounts {
   const tracked = new Map<Socket, Tracked>();
-  /** Idle connections, the longest idle first (a Map keeps insertion order). */
+  /** Idle connections, the longest idle first (a Set keeps insertion order). */
   const idle = new Set<Socket>();
   /** Each address's open connections, oldest first. */
   const byAddress = new Map<string, Set<Socket>>();
@@ -129,9 +95,8 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     const state: Tracked = { address, inFlight: new Set(), held: false, waiting: [], sent: 0, movedAt: performance.now() };
     tracked.set(socket, state);
     markIdle(socket);
-    // Node's HTTP server resumes a connection it paused once its queued answers are small, and its
-    // own 'resume' listener (registered before this one) starts reading; stopped again here while
-    // requests wait, in the same tick, before a byte is read.
+    // Node resumes a connection it paused once its queued answers are small; while requests wait
+    // here it is paused again in the same tick (Node's listener runs first), before a byte is read.
     socket.on('resume', () => {
       if (state.held) socket.pause();
     });
@@ -205,8 +170,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
     }
     idle.delete(socket);
     if (state.waiting.length === 0 && mayServe(socket, state)) return dispatch(state, socket, request, response);
-    // Parsed, but not served yet; nothing more is read from the connection (the parser finishes
-    // the chunk it is reading) until the waiting requests are served.
+    // Nothing more is read from the connection (past the parser's current chunk) until these are served.
     state.waiting.push([request, response]);
     if (!state.held) {
       state.held = true;
@@ -261,11 +225,7 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   sweeps.unref();
   server.once('close', () => clearInterval(sweeps));
 
-  /**
-   * The connection a newcomer takes the place of at the cap: of the address holding the most
-   * connections, if it holds more than `than`, its oldest idle one, else the one whose answer moved
-   * least recently.
-   */
+  /** At the cap: of the address holding the most (over `than`), its oldest idle connection, else its stalest. */
   function placeInCrowd(than: number): Socket | undefined {
     let crowd: Set<Socket> | undefined;
     for (const sockets of byAddress.values()) if (sockets.size > (crowd?.size ?? than)) crowd = sockets;

@@ -1,19 +1,13 @@
-// Browsers on other origins (CORS), for both surfaces: the one rule of which origins may call, with
-// which methods and headers, and what a preflight the service does not allow is told.
-//
-// CORS_ORIGINS lists the origins (src/config.ts); empty, CORS is off. A preflight (OPTIONS with
-// Origin and Access-Control-Request-Method) from a listed origin is answered 204 by @fastify/cors,
-// with the methods the service answers (read from the router) and a Max-Age of 7200 s (Chromium's cap;
-// Firefox's is 86 400 s). Any other preflight (CORS off, or an origin not listed) gets 400 in the
-// surface's error shape naming CORS_ORIGINS, so that the developer reading the browser's network
-// tab sees what to set, instead of tRPC's 415 or REST's 405 for a method it does not route.
+// CORS for both surfaces: a preflight from an origin in CORS_ORIGINS (empty: off) is answered by
+// @fastify/cors; any other gets 400 in the surface's error shape naming CORS_ORIGINS, so the developer
+// reading the browser's network tab sees what to set (not tRPC's 415 or REST's 405).
 import cors from '@fastify/cors';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ErrorAnswer } from '../api/errors.js';
 import { sendEnvelope } from './error-senders.js';
 
-/** How long a browser may keep a preflight's answer, in seconds: Chromium keeps at most 7200, Firefox 86 400. */
+/** How long a browser may keep a preflight's answer, in seconds (Chromium's cap). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 
 const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'];
@@ -50,7 +44,6 @@ interface CorsOptions {
   origins: readonly string[];
   /** The methods allowed: those the service answers anywhere (served-methods.ts, methodsServedAnywhere). */
   methods: readonly string[];
-  /** Sends an error in tRPC's shape, for targets under /trpc. */
   sendTrpcError: (reply: FastifyReply, answer: ErrorAnswer) => FastifyReply;
 }
 

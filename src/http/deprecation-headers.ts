@@ -14,10 +14,7 @@ function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
   };
 }
 
-/**
- * The headers of a request that names procedures with these metas (a REST route's one, a tRPC
- * batch's several): the first deprecated one's, or none. The one choice for both surfaces.
- */
+/** The headers of a request naming procedures with these metas (a batch: several): the first deprecated one's, or none. */
 export function deprecationHeadersOf(metas: readonly (ApiMeta | undefined)[]): Record<string, string> | null {
   const deprecation = metas.find((meta) => meta?.deprecation)?.deprecation;
   return deprecation ? deprecationHeaders(deprecation) : null;

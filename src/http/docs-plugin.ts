@@ -1,9 +1,6 @@
-// The interactive API reference at /v1/docs: Swagger UI (npm `swagger-ui-dist`, served from
-// node_modules, no CDN) rendering the document served at /v1/openapi.json. "Authorize" takes an
-// API key; "Try it out" then calls the API from the page. Public like the document: the page holds
-// no data, and every call made from it needs a key.
-//
-// Swagger UI's deep links are `#/<tag>/<operationId>`, e.g. /v1/docs#/Pets/listPets.
+// The API reference at /v1/docs: Swagger UI (swagger-ui-dist, from node_modules, no CDN) rendering
+// /v1/openapi.json; public like the document. Its assets are served by our own routes from shared
+// Buffers: docs/architecture.md ("departures").
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -17,17 +14,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 export interface DocsPluginOptions {
   /** The absolute path of the OpenAPI document the page renders. */
   documentUrl: string;
-  /** The page's title. */
   title: string;
 }
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/**
- * The files of swagger-ui-dist the page uses, with their content types. The package also ships an
- * index.html and an initializer that load the public Petstore demo from the internet: those are
- * never served.
- */
+/** The files of swagger-ui-dist the page uses; never its index.html and initializer (they load the Petstore demo). */
 const ASSET_TYPES: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'index.css': 'text/css; charset=utf-8',
@@ -39,11 +31,7 @@ const ASSET_TYPES: Record<string, string> = {
 /** A browser reuses an asset this long without asking; after that, asking costs a 304. */
 const CACHE_CONTROL = 'public, max-age=3600';
 
-/**
- * A larger body goes out in slices of this size, each handed to the socket once the previous one
- * is taken: a slow reader holds one slice of the shared body, and the send timeout sees it move
- * (src/http/connection-limits.ts).
- */
+/** A larger body goes out in slices, so a slow reader holds one slice and the send timeout sees it move. */
 const SLICE_BYTES = 64 * 1024;
 
 interface Representation {
@@ -57,7 +45,6 @@ interface Asset extends Representation {
   lastModified: string;
   /** Last-Modified as a time, to the second (HTTP dates have no finer precision). */
   modifiedMs: number;
-  /** Text: worth a gzip representation. */
   compressible: boolean;
   /** The gzip representation: undefined until first asked for, null while made (or if it saves nothing). */
   gzip: Representation | null | undefined;
@@ -65,10 +52,7 @@ interface Asset extends Representation {
 
 const gzipAsync = promisify(gzip);
 
-/**
- * The assets, each read once per process into one Buffer that every answer shares: no file is
- * opened per request, and no answer copies the body, however many are waiting to be read.
- */
+/** Read once per process; every answer shares the Buffer. */
 let assets: Promise<Asset[]> | undefined;
 function loadAssets(): Promise<Asset[]> {
   return (assets ??= Promise.all(
@@ -133,11 +117,7 @@ function notModified(request: FastifyRequest, asset: Asset, etag: string): boole
   return !Number.isNaN(since) && asset.modifiedMs <= since;
 }
 
-/**
- * The body as a stream of slices of it (no copy). An answer queued behind an earlier one on its
- * connection (pipelined) takes no slice until Node hands it the socket ('socket'), so that it holds
- * nothing while it waits and counts for nothing in the connection's unsent output.
- */
+/** The body in slices (no copy); a queued (pipelined) answer takes none until Node hands it the socket. */
 function slices(body: Buffer, response: ServerResponse): Readable {
   let offset = 0;
   const stream = new Readable({
@@ -177,8 +157,7 @@ function swaggerUiConfig(documentUrl: string) {
     // Without the standalone preset: no top bar that offers to load some other document.
     layout: 'BaseLayout',
     deepLinking: true,
-    // "Try it out" off until pressed, as Swagger UI's button says (switched on, the button read
-    // "Cancel" and pressing "Try it out" turned it off).
+    // Switched on, the button reads "Cancel" and pressing "Try it out" turns it off.
     tryItOutEnabled: false,
     displayRequestDuration: true,
     // Swagger UI would otherwise show a badge fetched from validator.swagger.io.

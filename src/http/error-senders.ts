@@ -1,6 +1,5 @@
-// Sends an error answer (src/api/errors.ts decides its status and message) in the shape of where it
-// was asked: the REST envelope through Fastify or as a whole response on a raw socket, or tRPC's
-// error shape under /trpc the same two ways.
+// Sends an error answer (src/api/errors.ts decides it) in the surface's shape: the REST envelope or
+// tRPC's error shape, through Fastify or as a whole response for a raw socket.
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope, trpcErrorShapes, type ClientErrorAnswer, type ErrorAnswer } from '../api/errors.js';
@@ -24,10 +23,7 @@ export function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply)
   return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
 }
 
-/**
- * No route for this method: 405 with `Allow` when the path is served with `allowed` (the route
- * table's methods for it), else 404.
- */
+/** No route for this method: 405 with `Allow` when the path is served with `allowed`, else 404. */
 export function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): FastifyReply {
   if (allowed.length === 0) return sendNoSuchResource(request, reply);
   reply.header('allow', allowed.join(', '));
@@ -43,16 +39,11 @@ const RAW_REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** RESPONSE_HEADERS as lines of a raw response's head. */
 const RAW_RESPONSE_HEADERS = Object.entries(RESPONSE_HEADERS)
   .map(([name, value]) => `${name}: ${value}\r\n`)
   .join('');
 
-/**
- * A whole HTTP/1.1 response with `body`, written straight to the socket, for a request Node refused,
- * with the headers every answer carries (the document declares them on every status): a new request
- * id and a new trace, since the request's own could not be read.
- */
+/** A whole HTTP/1.1 response for a request Node refused: a new request id and trace, since its own could not be read. */
 function rawHttpResponse(
   answer: ClientErrorAnswer,
   contentType: string,
@@ -70,11 +61,7 @@ function rawHttpResponse(
   );
 }
 
-/**
- * The envelope in a whole response, for requests so malformed that Node's parser refused them
- * before Fastify saw a request (Fastify's own answer there is another body shape), with the
- * `headers` of the operation its request line names (a deprecated one's).
- */
+/** The envelope in a whole response, for a request Node's parser refused (Fastify's answer has another shape). */
 export function rawHttpErrorResponse(answer: ClientErrorAnswer, headers?: Readonly<Record<string, string>>): string {
   return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)), headers);
 }
@@ -82,13 +69,11 @@ export function rawHttpErrorResponse(answer: ClientErrorAnswer, headers?: Readon
 /** tRPC's headers on every JSON answer (resolveResponse). */
 export const TRPC_JSON_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' } as const;
 
-/** tRPC's JSON text is already serialized: sent as it is. */
 const asIs = (text: string) => text;
 
 /**
- * Sends tRPC's JSON text as tRPC's handler does: `Content-Type: application/json` exactly. Fastify
- * appends `; charset=utf-8` to a string body unless the reply has a serializer of its own; the
- * text goes out as a string, in one write with the head (a Buffer would be a copy and a second chunk).
+ * Sends `Content-Type: application/json` exactly, as tRPC does: Fastify adds `; charset=utf-8` to a string without a
+ * serializer. A string, in one write with the head (a Buffer would be a copy and a second chunk).
  */
 export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
   return reply.code(status).headers(headers).serializer(asIs).send(text);
@@ -98,7 +83,6 @@ export function sendTrpcJson(reply: FastifyReply, status: number, headers: Reado
 export function trpcErrorSenders(router: AnyTRPCRouter) {
   const { requestBody } = trpcErrorShapes(router);
   return {
-    /** Sends an error of the request as a whole, as tRPC's handler sends JSON. */
     send: (reply: FastifyReply, answer: ErrorAnswer): FastifyReply =>
       sendTrpcJson(reply, answer.status, TRPC_JSON_HEADERS, requestBody(answer)),
     /** A whole HTTP response for a request Node's parser refused. */

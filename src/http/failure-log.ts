@@ -1,9 +1,6 @@
-// The one logger of failed requests, for both surfaces and every way an error reaches an answer
-// (a procedure's error, tRPC's own handler, Fastify's error handlers): a 5xx is logged once, here.
-// A 503 (the database could not answer: src/db/database-errors.ts) is told to `databaseHealth`,
-// which logs an outage once each way and each request's cause at debug level
-// (src/observability/dependencies.ts); without one it is a warning. The caller was told to retry.
-// Any other 5xx is an error, with its cause (a caller never sees its message).
+// The one logger of failed requests, however the error reached the answer: a 5xx is logged once, here.
+// A 503 (the database could not answer) goes to `databaseHealth`, which logs an outage once each way;
+// without one it is a warning.
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 

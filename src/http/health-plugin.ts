@@ -1,13 +1,8 @@
-// Health checks for load balancers and orchestrators, at the root (not under /v1: they are not
-// part of the versioned API) and without authentication: they carry no data.
-//   GET /healthz  liveness: the process is up and serving HTTP. Restart it when this fails.
-//   GET /readyz   readiness: this instance can serve. 503 while it stops (the drain, src/main.ts),
-//                 and, on a SQLite file (this instance's own storage), while the file does not
-//                 answer or writes fail for lack of space (src/db/storage-health.ts). A shared
-//                 PostgreSQL (or its pooler) does not change the status: every instance would fail
-//                 together and the balancer would answer with its own page instead of the
-//                 service's 503 with Retry-After. Its state is in the body (`database`), for
-//                 operators. The decision and its reasons: docs/decisions.md, "Readiness".
+// Health checks at the root, outside the versioned API and without authentication (no data):
+//   GET /healthz  liveness: the process is up and serving HTTP.
+//   GET /readyz   readiness: 503 while draining, or while this instance's own SQLite file does not
+//                 answer or is full. A shared PostgreSQL only shows in the body: every instance would
+//                 fail together (docs/decisions.md, "Readiness").
 import type { FastifyPluginAsync } from 'fastify';
 import type { Database } from '../db/database.js';
 import { RETRY_AFTER_SECONDS } from '../db/database-errors.js';
@@ -19,11 +14,7 @@ import { sendError } from './error-senders.js';
 
 /** How long a probe of the database may take before it counts as down. */
 const DATABASE_PROBE_TIMEOUT_MS = 2_000;
-/**
- * How long /readyz waits for a shared database's probe before answering with the state last seen:
- * a balancer's check times out after its interval (HAProxy: `inter`), and a slow database must not
- * fail the instance's checks.
- */
+/** How long /readyz waits for a shared database's probe before answering the state last seen: a slow one must not fail balancer checks. */
 const SHARED_PROBE_WAIT_MS = 250;
 
 /** What /readyz says of the database: `full` is "answers, but writes fail for lack of space". */
@@ -34,11 +25,9 @@ export interface HealthPluginOptions {
   storage: Pick<StorageHealth, 'writesFailing'>;
   /** True from the start of the stop's drain on. */
   draining: () => boolean;
-  /** Told of each probe's outcome: an outage is one line when it starts and one when it ends. */
   databaseHealth?: Pick<DatabaseHealth, 'noticed' | 'succeeded'>;
 }
 
-/** Resolves when `promise` does, rejects when it rejects or takes longer than `ms`. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -52,7 +41,6 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app, { database, storage, draining, databaseHealth }) => {
-  // A SQLite file is this instance's own; a PostgreSQL server (or pooler) is every instance's.
   const ownStorage = database.provider === 'sqlite';
   let lastSeen: DatabaseState = 'up';
   let probing: Promise<DatabaseState> | null = null;
@@ -85,8 +73,7 @@ export const healthPlugin: FastifyPluginAsync<HealthPluginOptions> = async (app,
       reply.header('retry-after', String(RETRY_AFTER_SECONDS.unavailable));
       return sendError(reply, 503, 'This instance is shutting down; send requests to another one.');
     }
-    // The cause of a failed probe is for a debugging operator (debug level): the outage itself is
-    // logged once each way (src/observability/dependencies.ts), not once per probe.
+    // The cause at debug level: the outage itself is logged once each way (databaseHealth).
     const current = probe((error) =>
       databaseHealth
         ? databaseHealth.noticed(error, request.log, 'readiness probe: the database did not answer')

@@ -1,8 +1,6 @@
-// GET /metrics: the Prometheus text format (prom-client), for a Prometheus server to scrape. At the
-// root, outside the versioned API, and public like /healthz: it holds counts by route pattern and
-// status, timings and the process's figures, never a pet, a key or a URL a caller sent.
-// With METRICS_PORT it is served by a server of its own on that port instead (kept off the
-// service's public port), which listens when the app is ready and closes with it.
+// GET /metrics for Prometheus (prom-client). Public like /healthz: counts by route pattern and status,
+// timings, process figures; never a pet, a key or a caller's URL. With METRICS_PORT, served instead
+// by a server of its own on that port.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
@@ -10,7 +8,6 @@ import type { Registry } from 'prom-client';
 import { sendUnknownRoute } from './error-senders.js';
 import { servedMethods } from './served-methods.js';
 
-/** A Fastify server of this service (HTTP/1.1, the pino logger). */
 type ServiceServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;
 
 declare module 'fastify' {
@@ -29,11 +26,7 @@ export interface MetricsPluginOptions {
 /** How long one rendering of the metrics is served: scrapes in between cost nothing to speak of. */
 const RENDERED_FOR_MS = 1_000;
 
-/**
- * The /metrics route, on whichever server it is registered. The text is rendered at most once per
- * RENDERED_FOR_MS and shared by every scrape in that time (Prometheus scrapes every few seconds),
- * so that scraping it in a loop cannot take the service's CPU.
- */
+/** The /metrics route; rendered at most once per RENDERED_FOR_MS, so scraping in a loop cannot take the CPU. */
 export const metricsRoute: FastifyPluginAsync<MetricsPluginOptions> = async (app, { registry }) => {
   let rendered: { at: number; text: Promise<string> } | null = null;
   app.get(METRICS_PATH, async (_request, reply) => {
@@ -48,11 +41,7 @@ export const metricsRoute: FastifyPluginAsync<MetricsPluginOptions> = async (app
   });
 };
 
-/**
- * A server that serves only /metrics, on `host`:`port`, started by the app's `onReady` (so a port
- * already taken stops the service at start-up, like its own port would) and closed by its `onClose`.
- * Scrapes are not logged: one line every few seconds would drown the request log.
- */
+/** A server of only /metrics, listening at the app's `onReady` and closed with it; scrapes would drown the log, so none is logged. */
 export async function attachMetricsServer(
   app: ServiceServer,
   options: MetricsPluginOptions & { host: string; port: number; logger: Logger },

@@ -7,16 +7,10 @@ export function announcesBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
-/**
- * Node answers `Expect: 100-continue` with `100 Continue` as soon as the head arrives, unless the
- * server listens for 'checkContinue'. Here the 100 goes out when the body is first read, so a request
- * refused before its body is read (no valid key: the surfaces' onRequest hooks) gets its answer
- * alone, without an invitation to send the body (Node then closes the connection after the answer).
- */
+/** Sends `100 Continue` when the body is first read, not when the head arrives, so an early refusal invites no body. */
 export function continueWhenBodyIsRead(server: Server): void {
   server.on('checkContinue', (request, response) => {
-    // 'resume': the body starts to flow (a parser's 'data' listener; Node's own drain after an answer,
-    // by which time the head is sent).
+    // 'resume': the body starts to flow (a 'data' listener, or Node's drain after the answer is sent).
     request.once('resume', () => {
       if (!response.headersSent) response.writeContinue();
     });
@@ -35,11 +29,7 @@ class BodyEncodingError extends Error {
 /** Methods whose body Fastify never reads: a Content-Encoding on them changes nothing. */
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
 
-/**
- * The refusal of a body sent in a content coding: decoding it would be work (and a bomb) of the
- * client's choosing. Null when the body may be read: no Content-Encoding, `identity`, no body, or a
- * method whose body is not read.
- */
+/** A body in a content coding is refused (decoding it is work, or a bomb, of the client's choosing); null when it may be read. */
 export function bodyEncodingError(method: string, headers: IncomingHttpHeaders): Error | null {
   const coding = headers['content-encoding'];
   if (coding === undefined || BODYLESS_METHODS.has(method) || !announcesBody(headers)) return null;

@@ -1,14 +1,7 @@
-// One log line per request, written when it has been answered: request id and trace context,
-// method, route pattern, URL, status, duration, the client's address, the API key's id, and why it
-// was refused when it was (the reason recorded on the request). Fastify's default is two lines (arrival and
-// completion) naming only the raw URL. Done as Fastify's LogController rather than hooks, so it
-// costs no extra promise per request; the same moment feeds the metrics (call-pipeline.ts, requestRecorder).
-// Headers are never logged, so neither is a key.
-//
-// A request's logger (`request.log`) is a pino child made only if something logs through it (an
-// error, a warning); the completion line is written by the parent logger with the same fields
-// first, so the line is the same either way (docs/benchmarks.md: a child per request was a
-// measurable share of a small request).
+// One log line per request, once it is answered (as Fastify's LogController: no hook, no promise):
+// ids and trace, route pattern, URL, status, duration, client address, key id, why it was refused.
+// Headers are never logged, so neither is a key. The same moment feeds the metrics (requestRecorder).
+// `request.log` makes its pino child only if something else logs: docs/architecture.md ("departures").
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -35,17 +28,14 @@ class OneLinePerRequest extends LogController {
     const fields: Record<string, unknown> = {
       method: request.method,
       route: routeOf(request),
-      // Without the value of a credential query parameter (`?api_key=…`), whatever its shape; the
-      // logger removes key-shaped text from every line (src/logger.ts). Here, not as a pino
-      // serializer: one of those costs every line ~0.7 µs (bench/log-destination.ts).
+      // Without a credential query parameter's value, whatever its shape (src/logger.ts redacts
+      // key-shaped text). Here, not as a pino serializer, which would cost every line.
       url: redactCredentialParameters(request.url),
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(elapsedMs * 100) / 100,
-      // Who: the client's address (TRUST_PROXY applied) and the key's id, never the key itself.
       client: clientAddress(request),
       keyId: request.call.caller?.identity?.keyId ?? null,
     };
-    // Why it was refused, as recorded where that was decided (src/api/refusals.ts): `missing_key`, `per_key`…
     if (request.call.refusal !== null) fields.refused = request.call.refusal.reason;
     const log = request.log;
     if (log instanceof RequestLogger) log.completed(fields, 'request completed');
@@ -58,13 +48,7 @@ export function requestLogController(recordRequest: RequestRecorder | null = nul
   return new OneLinePerRequest(recordRequest);
 }
 
-/**
- * A caller's request id (X-Request-Id, e.g. from a load balancer) is kept only when it is a short
- * token: it is echoed and written on every line of the request, so a long one would multiply the
- * log, and one with other characters (spaces, quotes) is not an id. Nor is an API key sent as one
- * (the log would redact it anyway: src/logger.ts): the shape is public, so refusing it tells a
- * caller nothing about which keys exist.
- */
+/** A caller's X-Request-Id is kept only as a short token (it is on every line of the request), never one shaped like a key. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Fastify's `genReqId`: the caller's X-Request-Id when it is a short token, otherwise a new UUID. */
@@ -81,10 +65,7 @@ function log(method: LogFn, logger: FastifyBaseLogger, args: unknown[]): void {
   Reflect.apply(method, logger, args);
 }
 
-/**
- * A request's logger: `bindings` on every line, through a pino child made at the first line logged
- * with it, or, for the completion line alone, by the parent with the bindings as its first fields.
- */
+/** A request's logger: its pino child made at the first line logged; a completion line alone is the parent's, `bindings` first. */
 class RequestLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | undefined;
 
@@ -130,18 +111,13 @@ class RequestLogger implements FastifyBaseLogger {
     return this.logger.child(bindings, options);
   }
 
-  /** The request's last line, at info. */
   completed(fields: Record<string, unknown>, message: string): void {
     if (this.#child) this.#child.info(fields, message);
     else this.parent.info({ ...this.bindings, ...fields }, message);
   }
 }
 
-/**
- * Fastify's `childLoggerFactory`: the request's logger carries its trace context (from the
- * caller's `traceparent`, or a new trace: src/observability/trace-context.ts) beside the request
- * id, so every line logged for the request, not only the last, can be joined with the trace.
- */
+/** Fastify's `childLoggerFactory`: every line of a request carries its trace context beside its id. */
 export function requestChildLogger<L extends FastifyBaseLogger>(
   logger: L,
   bindings: Bindings,
@@ -157,7 +133,6 @@ export function requestChildLogger<L extends FastifyBaseLogger>(
   return new RequestLogger(logger, bindings) as unknown as L;
 }
 
-/** The trace context `requestChildLogger` made for this request. */
 export function traceContextOf(request: FastifyRequest): TraceContext {
   return (request.raw as TracedMessage)[TRACE]!;
 }

@@ -1,13 +1,7 @@
-// The REST surface under /v1: every route of the table read from the procedures' `openapi`
-// metadata (rest-routes.ts) is a Fastify route here that calls its procedure directly, with the
-// contract's rules applied in this one encapsulated context: 404/405, authentication before any
-// body is read, strict parameters, the deprecation headers, 201 on create, and the error
-// envelope on every error.
-//
-// Why not trpc-to-openapi's own handler: it cannot give the envelope, 201, 405/Allow or strict
-// parameters, and it costs more (docs/architecture.md, "Where we depart from a library"). The
-// procedures still run through their tRPC middleware chain, so validation is the tRPC surface's.
-// Per route: `gate` (onRequest) refuses before the body is read; the handler answers.
+// The REST surface under /v1: each route of rest-routes.ts's table is a Fastify route that calls its
+// procedure through its tRPC middleware chain, with the contract's rules: 404/405, the key checked
+// before the body is read, strict parameters, deprecation headers, 201 on create, the error envelope.
+// A departure from trpc-to-openapi's handler: docs/architecture.md ("departures").
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
@@ -33,7 +27,6 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
-  /** The stages both surfaces share (src/http/call-pipeline.ts). */
   pipeline: CallPipeline;
 }
 
@@ -44,10 +37,7 @@ function relativePath(url: string): string {
   return query === -1 ? path : path.slice(0, query);
 }
 
-/**
- * The path's `{parameters}` by our one decoding rule (`decodeUnreserved`), not Fastify's
- * `request.params`, which decode everything (`%2F` included).
- */
+/** The path's `{parameters}` by `decodeUnreserved`, not Fastify's `request.params` (which decode `%2F` too). */
 function pathParams(route: RestRoute, request: FastifyRequest): Record<string, string> {
   if (!route.path.includes('{')) return {};
   const path = relativePath(request.url);
@@ -56,11 +46,7 @@ function pathParams(route: RestRoute, request: FastifyRequest): Record<string, s
   return { ...route.pattern.exec(decodeUnreserved(path))?.groups };
 }
 
-/**
- * A JSON body as Fastify's own parser reads it (empty: FST_ERR_CTP_EMPTY_JSON_BODY; not JSON:
- * FST_ERR_CTP_INVALID_JSON_BODY; one leading byte order mark dropped), by the integer rule. JSON.parse makes `__proto__` an own property like any
- * other key, never the object's prototype; the procedure's schema refuses it as an unknown field.
- */
+/** A JSON body with Fastify's parser's errors and BOM rule, by the integer rule; `__proto__` is an own (unknown) field. */
 function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
   if (body.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
   let text: string;
@@ -76,17 +62,13 @@ function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (e
   }
 }
 
-/** What is wrong with the shape of a request body before its procedure sees it, or null. */
 function bodyProblem(body: unknown): string | null {
   if (body === undefined) return 'body: is required (a JSON object)';
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body: must be a JSON object';
   return null;
 }
 
-/**
- * The procedure's raw input: the JSON body, or the path and query parameters; `problem` when its
- * shape is wrong before the procedure's own validation.
- */
+/** The JSON body, or the path and query parameters; `problem` when their shape is wrong. */
 function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; problem: string | null } {
   if (BODY_METHODS.has(route.method)) return { input: request.body, problem: bodyProblem(request.body) };
   const params = pathParams(route, request);
@@ -95,10 +77,7 @@ function rawInput(route: RestRoute, request: FastifyRequest): { input: unknown; 
   return { input: problem === null ? restInput(route, params, query) : undefined, problem };
 }
 
-/**
- * The RFC 8288 `Link` header to a list's next page: the route's own path (a list has no path
- * parameters) with the procedure's input values as the query.
- */
+/** The RFC 8288 `Link` to a list's next page: its own path (no path parameters), the input as query. */
 function nextPageLink(route: RestRoute, input: NextPageInput): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(input)) if (value !== undefined) query.set(name, String(value));
@@ -117,8 +96,7 @@ function sendOrFail(reply: FastifyReply, send: () => unknown): void {
 export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, pipeline }) => {
   const routes = buildRestRoutes(router);
 
-  // Built at the first request for it (see openapi-document.ts), then kept: it never changes. A
-  // build that failed is not kept: the next request tries again.
+  // Built at the first request for it, then kept; a failed build is not kept.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   const openApiDocument = () => {
     const building = (document ??= buildOpenApiDocument(router, routes));
@@ -128,24 +106,19 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
     return building;
   };
 
-  // JSON is the only body this API reads; without the text/plain parser Fastify answers 415.
+  // JSON is the only body read (other types: 415). Not Fastify's parser, which rounds numbers and calls
+  // `__proto__` invalid JSON; as bytes, decoded strictly, where Fastify's string would hold U+FFFD.
   v1.removeContentTypeParser('text/plain');
-  // Read with the integer rule (src/domain/json-text.ts) instead of Fastify's parser, which
-  // rounds numbers and calls a `__proto__` key invalid JSON (here it is an unknown field).
   v1.removeContentTypeParser('application/json');
-  // As bytes: they are decoded strictly (bodyText), where Fastify's string would hold U+FFFD for bad bytes.
   v1.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
-
-  // Errors Fastify raises here (bad JSON, 413, 415) reach the app's error handler (src/app.ts): the envelope.
 
   // Unknown paths, and known paths with another method (OPTIONS included): 404 or 405.
   v1.setNotFoundHandler((request, reply) =>
     sendUnknownRoute(request, reply, allowedMethods(routes, decodeUnreserved(relativePath(request.url)))),
   );
 
-  // The document is public: it holds no data, and tools and people need it before they have a key.
+  // The document and its reference page are public: they hold no data, and are needed before a key.
   v1.get('/openapi.json', async (_request, reply) => reply.send(await openApiDocument()));
-  // The reference page that renders it, public for the same reason (src/http/docs-plugin.ts).
   await v1.register(docsPlugin, {
     prefix: '/docs',
     documentUrl: `${REST_BASE_PATH}/openapi.json`,
@@ -153,11 +126,7 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   });
 
   await v1.register(async (procedures) => {
-    /**
-     * The route's onRequest hook (callback-style: an async one costs a promise per request; a hook
-     * that answers the request itself does not call done()). One per route, so that the route and
-     * its headers are at hand without a lookup per request.
-     */
+    /** A route's onRequest hook, made per route (no lookup per request); callback-style, no promise. */
     function gate(route: RestRoute): onRequestHookHandler {
       const pattern = REST_BASE_PATH + route.path; // for the log and the metrics: /v1/pets/{petId}
       const deprecation = deprecationHeadersOf([route.meta]); // built once
@@ -182,18 +151,15 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
 
     for (const route of routes) {
       const onRequest = gate(route);
-      // A list's next page, as a `Link` header to this route with the next page's input (RFC 8288).
       const nextPage: NextPageWriter<FastifyReply> | null = route.meta.nextPageLink
         ? (reply, input) => void reply.header('link', nextPageLink(route, input))
         : null;
       const type = route.method === 'GET' ? 'query' : 'mutation';
-      // Not async, and returns nothing: the answer is sent when the call settles. An async handler
-      // would have to return the reply (our answers are written at the turn's end, so Fastify
-      // would otherwise send again), and a returned reply is awaited through `Reply.then`, which
+      // Not async: an async handler would have to return the reply (answers are written at the turn's
+      // end, so Fastify would send again), and a returned reply is awaited through `Reply.then`, which
       // adds end-of-stream listeners per request.
       const handler = (request: FastifyRequest, reply: FastifyReply): void => {
-        // A malformed input is refused as the procedure's input error: after the key check and
-        // the per-key limit (protectedProcedure), so that such requests count like any other.
+        // A malformed input is the procedure's input error: after the key check and the per-key limit.
         const { input, problem } = rawInput(route, request);
         void pipeline.run(
           request,

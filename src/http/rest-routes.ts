@@ -1,13 +1,6 @@
 // The REST route table, read from the procedures' `openapi` metadata, and the input rules that
-// trpc-to-openapi's conventions leave loose. The REST plugin (rest-plugin.ts) serves every route of
-// this table itself, calling the procedure directly, and uses it for what the library cannot:
-// 405 with `Allow` for a known path, headers of deprecated operations on every response, and
-// strict integers in query strings and paths.
-//
-// No coercion: query and path values arrive as strings, `strictParamProblem` makes sure integers
-// are plain decimal digits, and `restInput` turns those into numbers before the schema sees them.
-// The shared schemas never coerce (trpc-to-openapi switches zod's `coerce` on only in its own
-// request handler, which this service does not load), so neither surface turns `null` into 0.
+// trpc-to-openapi's conventions leave loose. No coercion: query and path values are strings, integers
+// must be plain digits (`strictParamProblem`) and `restInput` makes them numbers, so `null` is never 0.
 import type { AnyTRPCRouter } from '@trpc/server';
 import { z } from 'zod';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
@@ -19,18 +12,16 @@ export interface RestRoute {
   method: string;
   /** The path as in the document, e.g. `/pets/{petId}`. */
   path: string;
-  /** The procedure's path in the router, e.g. `pets.get`. */
   procedure: string;
   meta: ApiMeta;
-  /** The status of a success (the procedure's `successStatus` meta, else 200). */
   successStatus: number;
-  /** Every method served at this route's path (its 405's `Allow`): HEAD wherever GET is (RFC 9110 §9.3.2). */
+  /** Every method served at this route's path (a 405's `Allow`): HEAD wherever GET is. */
   allow: readonly string[];
   /** Input fields that arrive as strings (query or path parameters); empty for body methods. */
   params: ReadonlySet<string>;
-  /** Those of them that are integers. */
+  /** Those of them that are numbers, read as integers. */
   integerParams: ReadonlySet<string>;
-  /** The description of each input field, from its schema's metadata (for the document's parameters). */
+  /** Each input field's description, for the document's parameters. */
   paramDescriptions: Readonly<Record<string, string>>;
   pattern: RegExp;
   /** The path in Fastify's syntax, e.g. `/pets/:petId`. */
@@ -69,7 +60,6 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-/** Builds the table from the router. */
 export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
   const routes: RestRoute[] = [];
   for (const [name, procedure] of trpcInternals(router).procedures) {
@@ -111,11 +101,8 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
 }
 
 /**
- * The one percent-decoding rule of the REST paths (docs/decisions.md), for every segment alike:
- * a percent-encoded unreserved character (RFC 3986 §2.3: letters, digits, `-._~`) is that
- * character (§6.2.2.2: the URIs are equivalent), so `/v1/%70ets/%31` is `/v1/pets/1`; every other
- * percent-encoding (`%2F`, `%20`, `%25`…) stays as sent, so it never matches a literal segment and
- * is never part of an integer. Fastify's router already matches literal segments this way.
+ * The one percent-decoding rule of the REST paths (docs/decisions.md): an encoded unreserved character (RFC 3986 §2.3)
+ * is that character; any other encoding stays as sent, so it never matches a literal segment nor makes an integer.
  */
 export function decodeUnreserved(path: string): string {
   if (!path.includes('%')) return path;
@@ -130,18 +117,12 @@ export function hasEmptySegment(path: string): boolean {
   return path.includes('//');
 }
 
-/**
- * Every method a path relative to /v1 answers to (no query string, `decodeUnreserved` applied;
- * empty for an unknown path), for 405's `Allow`. HEAD goes wherever GET does (RFC 9110 §9.3.2).
- */
+/** The methods a path relative to /v1 (decoded, no query) answers to, for a 405's `Allow`; none if unknown. */
 export function allowedMethods(routes: readonly RestRoute[], path: string): readonly string[] {
   return routes.find((route) => route.pattern.test(path))?.allow ?? [];
 }
 
-/**
- * The deprecation headers of the operation `method` and `path` (relative to /v1, no query string)
- * name, for answers written outside the REST surface (Node's parser's: src/app.ts); none for any other.
- */
+/** The deprecation headers of the operation `method` and `path` name, for answers written outside the surface (src/app.ts). */
 export function deprecationHeadersAt(routes: readonly RestRoute[], method: string, path: string): Readonly<Record<string, string>> {
   const decoded = decodeUnreserved(path);
   const route = routes.find(
@@ -152,12 +133,7 @@ export function deprecationHeadersAt(routes: readonly RestRoute[], method: strin
 
 const DECIMAL_INTEGER = /^-?\d+$/;
 
-/**
- * What is wrong with the query and path parameters of a matched request, or null. Integers must
- * be written in plain decimal digits (no spaces, signs other than -, hex, exponents or decimals);
- * a query parameter may appear once and, when it appears, not empty (trpc-to-openapi would drop
- * `?status=` silently and list everything). Ranges and enums are left to the procedure's schema.
- */
+/** What is wrong with the parameters, or null: integers in plain digits; each at most once, not empty (`?status=` must not list all). */
 export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
   for (const name in query) {
     // Unknown parameters are ignored (spec), repeated or not.
@@ -174,12 +150,7 @@ export function strictParamProblem(route: RestRoute, pathParams: Record<string, 
   return null;
 }
 
-/**
- * The procedure input of a GET request whose parameters passed `strictParamProblem`: the route's
- * query and path parameters (others are ignored), integers as numbers. A long digit string is a
- * large number, however long (src/domain/json-text.ts), so the schema's range check speaks: "must
- * be at most …".
- */
+/** The input, integers as numbers: a long digit string is a large one (json-text.ts), so the schema's range check speaks. */
 export function restInput(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const name of route.params) {

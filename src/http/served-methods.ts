@@ -1,6 +1,5 @@
-// The methods a server has a route for at a path, for a 405's `Allow`: the public, static routes
-// outside /v1 and /trpc (`/`, /healthz, /readyz, /metrics), whose patterns are their paths; and
-// the methods the service answers anywhere, for CONNECT's and CORS's.
+// The methods a server has a route for at a path, for a 405's `Allow` outside /v1 and /trpc (static
+// routes, whose patterns are their paths); and the methods the service answers anywhere.
 import type { FastifyInstance } from 'fastify';
 import type { RestRoute } from './rest-routes.js';
 
@@ -13,10 +12,7 @@ export function servedMethods(server: Pick<FastifyInstance, 'hasRoute'>, path: s
   return METHODS.filter((method) => server.hasRoute({ method, url: path }));
 }
 
-/**
- * Every method the service answers somewhere (a CONNECT's 405 `Allow`, CORS's allowed methods): its pages' GET and HEAD,
- * tRPC's GET and POST, and each REST route's, read from the procedures (`RestRoute.allow`).
- */
+/** Every method the service answers somewhere (a CONNECT's 405 `Allow`, CORS's allowed methods). */
 export function methodsServedAnywhere(routes: readonly RestRoute[]): string[] {
   const served = new Set(['GET', 'HEAD', 'POST', ...routes.flatMap((route) => route.allow)]);
   return METHODS.filter((method) => served.has(method));

@@ -1,22 +1,9 @@
-// The typed tRPC surface at /trpc, for internal TypeScript apps (`createTRPCClient<AppRouter>`).
-// Every answer under /trpc is in tRPC's own format, which tRPC clients decode: procedure errors, and
-// also what Fastify or Node refuse before tRPC runs (a body over the limit, a content type with no
-// parser, a malformed URL, an unknown path, headers too large), all shaped by src/api/errors.ts.
-//
-// Each request is classified once, when its head arrives (`classify`), and the classification goes
-// with it (`request.trpcKind`): the early refusals, the batch's budget and the way through all read
-// it. A request without a valid identity is refused before its body is read, with the reason
-// authentication decided, and its connection closed: a single call with the answer tRPC's handler
-// would give it, a batch or a stream with one error for the whole request, which tRPC's links give
-// to every call. A batch's calls are counted against its key's budget together, once.
-//
-// Two ways through, one wire format. The common call, one query (GET) or one mutation (POST, JSON),
-// alone or as a batch of one (what httpBatchLink sends for a lone call), not streamed, is answered
-// here directly with tRPC's own response-building functions (src/api/trpc-internals.ts). Every
-// other request (larger batches, `trpc-accept: application/jsonl`, other content types, unknown
-// procedures, wrong methods, HEAD) goes to tRPC's Fastify handler unchanged. Why: tRPC's handler
-// builds a Fetch `Request` and `Response` per call, most of a small call's time (docs/benchmarks.md).
-// test/trpc-wire.test.ts holds both ways to tRPC's stock Fastify plugin, request by request.
+// The typed tRPC surface at /trpc. Every answer here is in tRPC's wire format, including what Fastify
+// or Node refuse before tRPC runs (shaped by src/api/errors.ts).
+// Each request is classified once from its head (`classify`, kept as `request.trpcKind`). The common
+// call (one query, or one JSON mutation, alone or as a batch of one, not streamed) is answered directly
+// with tRPC's response functions; anything else goes to tRPC's Fastify handler. A departure from
+// fastifyTRPCPlugin: docs/architecture.md ("departures"); test/trpc-wire.test.ts holds it to the stock plugin.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
@@ -37,40 +24,31 @@ const TRPC_METHODS = 'GET, POST';
 export interface TrpcPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
-  /** The per-key limit (null: off): a batch's calls are counted together, before its body is read. */
   keyRateLimiter: Limiter | null;
-  /** The most calls a batch may name (TRPC_MAX_BATCH_CALLS). */
+  /** TRPC_MAX_BATCH_CALLS. */
   maxBatchCalls: number;
-  /** The stages both surfaces share (src/http/call-pipeline.ts). */
   pipeline: CallPipeline;
 }
 
-/**
- * What a /trpc request is, decided once when its head arrives (`classify`) and carried on the
- * request to the handler: which calls tRPC would run for it, and whether the direct way may answer it.
- */
+/** What a /trpc request is, decided once from its head (`classify`). */
 interface TrpcRequestKind {
-  /** `none`: tRPC answers without running a call (HEAD, no such procedure, a wrong method or content
-   * type, a stream that is not a batch); `call`: one call; `batch`: several calls, or a stream. */
+  /** `none`: tRPC answers without running a call; `call`: one call; `batch`: several calls, or a stream. */
   readonly kind: 'none' | 'call' | 'batch';
   readonly batched: boolean;
-  /** The one call's procedure (`call`). */
   readonly procedure: ProcedureInfo | undefined;
-  /** The direct way may answer it (`call` only; a body that starts with a byte order mark aside). */
+  /** The direct way may answer it (`call` only; unless the body starts with a byte order mark). */
   readonly direct: boolean;
-  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations), so each runs. */
+  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations). */
   readonly plain: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** What a /trpc request is (src/http/trpc-plugin.ts, classify); null elsewhere. */
     trpcKind: TrpcRequestKind | null;
   }
 }
 
 const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
-/** A successful call's errors (none), shared. */
 const NO_ERRORS: TRPCError[] = [];
 /** A batch, as far as the shape of its refusal goes. */
 const BATCH: TrpcRequestKind = Object.freeze({ kind: 'batch', batched: true, procedure: undefined, direct: false, plain: false });
@@ -93,12 +71,7 @@ function isStreamed(request: FastifyRequest): boolean {
   );
 }
 
-/**
- * tRPC's handler reads the JSON of a request itself (GET: the `input` query parameter of the URL;
- * else the body text): the integer rule (src/domain/json-text.ts) is applied to that text before
- * it is handed over, so that batches and streams read numbers as the direct way does. Nearly
- * always the text is left as it is; the URL is rewritten only when the rule changes a number.
- */
+/** tRPC's handler reads the JSON text itself (GET's `input`, or the body): the integer rule (json-text.ts) is applied to it first. */
 function applyIntegerRule(request: FastifyRequest): void {
   if (request.method !== 'GET') {
     if (typeof request.body === 'string') request.body = withIntegerRule(request.body);
@@ -116,11 +89,7 @@ function applyIntegerRule(request: FastifyRequest): void {
   request.raw.url = `${url.slice(0, queryStart)}?${query.toString()}`;
 }
 
-/**
- * The options of tRPC's Fastify handler for this service: the context, the deprecation headers of
- * deprecated procedures (the same as on REST), and which errors are logged. Exported so that
- * test/trpc-wire.test.ts serves the router through tRPC's stock plugin with the same options.
- */
+/** tRPC's handler options; exported so test/trpc-wire.test.ts runs tRPC's stock plugin with the same. */
 export function trpcHandlerOptions(
   router: AppRouter,
   createContext: CreateContext<FastifyReply>,
@@ -130,7 +99,6 @@ export function trpcHandlerOptions(
   return {
     router,
     createContext: ({ req, res }) => createContext(req, res),
-    // A deprecated procedure announces it on /trpc too, with the same headers as on REST.
     responseMeta: ({ paths = [] }) => ({ headers: deprecationHeadersOf(paths.map((path) => procedures.get(path)?.meta)) ?? {} }),
     onError: ({ error, req }) => callFailed?.(req, error),
   };
@@ -146,7 +114,6 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   const trpcOptions = trpcHandlerOptions(router, createContext, pipeline.callFailed);
 
-  /** The headers of a direct answer, per procedure: they never change, so they are built once. */
   const directHeaders = new Map(
     [...trpc.procedures.keys()].map((path) => [path, { ...TRPC_JSON_HEADERS, ...deprecationHeadersOf([trpc.procedures.get(path)?.meta]) }]),
   );
@@ -169,11 +136,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     callKinds.get(procedure.path)![batched ? 1 : 0][direct ? 1 : 0];
 
   /**
-   * What a request is (TrpcRequestKind), from its head alone: the one place a /trpc request is
-   * classified. The direct way takes only the plain cases; anything unusual goes to tRPC's handler,
-   * which then answers exactly as tRPC does: an `input` given twice (tRPC reads the first), one with
-   * a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), a
-   * `trpc-accept` header, a body that starts with a byte order mark (checked once the body is read).
+   * The one place a /trpc request is classified, from its head. tRPC's handler gets the unusual cases: an `input` given
+   * twice, a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), `trpc-accept`.
    */
   function classify(request: FastifyRequest, path: string, names: readonly string[]): TrpcRequestKind {
     if (request.method === 'HEAD') return NO_CALL;
@@ -207,8 +171,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo, batched: boolean) {
     const { path } = procedure;
     const type = procedure.type as 'query' | 'mutation';
-    // The raw input: the `input` query parameter or the body, JSON text, in a batch under key "0".
-    // Parsed lazily, as tRPC does, so that the key check in the middleware comes before any input error.
+    // JSON text (a batch's under key "0"), parsed lazily as tRPC does: the key check comes before any input error.
     const text = type === 'query' ? (request.query as Record<string, unknown>).input : request.body;
     let input: unknown;
     const getRawInput = async () => {
@@ -246,9 +209,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     );
   }
 
-  // As tRPC's Fastify plugin does: its handler reads JSON bodies as text, and multipart as a stream.
+  // As tRPC's Fastify plugin does: JSON read as text (decoded strictly: bytes not UTF-8 are a 400), multipart as a stream.
   app.removeContentTypeParser('application/json');
-  // Decoded strictly from the bytes (src/domain/json-text.ts, bodyText): bytes that are not UTF-8 are a 400.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
       done(null, typeof body === 'string' ? body : bodyText(body));
@@ -261,25 +223,19 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   app.decorateRequest('trpcKind', null);
 
-  // What Fastify refuses before tRPC runs (body limit, content type) is answered in tRPC's shape by
-  // the app's error handler (the request's surface is /trpc: src/http/call-pipeline.ts). Paths with
-  // no procedure segment (`/trpc`, `/trpc/a/b`):
+  // What Fastify refuses before tRPC runs is answered in tRPC's shape by the app's error handler
+  // (call-pipeline.ts, fastifyError). Paths with no procedure segment (`/trpc`, `/trpc/a/b`):
   app.setNotFoundHandler((request, reply) =>
     send(reply, { status: 404, message: `No procedure found on path "${request.url.split('?')[0]}"` }),
   );
 
-  // The request is classified (`classify`), and the log names the procedures called
-  // (`/trpc/pets.list`, a batch: `/trpc/pets.list,pets.get`); unknown names stay out of it: they are
-  // the caller's text. Then the early refusals, before the body is read: no identity (authentication
-  // decided why), and a batch that cannot be served or is past its key's budget. Answered here,
-  // done() is not called: neither the body nor the handler is reached. A callback-style hook: a call
-  // with a key passes on without a promise of its own.
-  /** Per procedure, its pattern and the one name a call of it names, made once. */
+  // Before the body is read: the request is classified, the procedures it names recorded for the log
+  // (only real ones: unknown names are the caller's text), and refused early when the caller has no valid
+  // identity or a batch cannot be served or is over budget (answered here: done() is not called).
   const singles = new Map([...trpc.procedures.keys()].map((path) => [path, { route: `${app.prefix}/${path}`, names: [path] }]));
   app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
     if (path === undefined) return done();
-    // The names the path gives, split once; recorded (with the pattern) only when each is a real procedure.
     const single = singles.get(path);
     const names = single?.names ?? path.split(',');
     if (single !== undefined || names.every((name) => trpc.procedures.has(name))) {
@@ -298,10 +254,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     checkBatch(request, reply, names, kind.plain, done);
   });
 
-  /**
-   * The answer to a request refused before its body is read: one call's error as tRPC's handler
-   * would give it, or, for a batch or a stream, one error for the whole request.
-   */
+  /** An early refusal: one call's error as tRPC's handler gives it; a batch or stream gets one error. */
   function sendRefusal(reply: FastifyReply, kind: TrpcRequestKind, path: string, refusal: Refusal): void {
     const status = answerForRefusal(refusal).status;
     if (kind.kind === 'batch') return void sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
@@ -309,18 +262,14 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(kind.batched ? [call] : call));
   }
 
-  /** A request refused as a whole, before its body is read: one error, whatever the batch names. */
   function refuseWhole(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     refuseEarly(request, reply, refusal);
     sendRefusal(reply, BATCH, '', refusal);
   }
 
   /**
-   * A batch from a known caller, before its body is read: over TRPC_MAX_BATCH_CALLS, or naming a
-   * procedure that does not exist, it is refused with one error, so that its cost does not grow with
-   * the calls it names. A plain batch's calls are counted against the key's budget together, once
-   * (takeBudget; every call's middleware then reads the decision); past it, the batch is refused as
-   * a whole. (Any other batch's calls are counted where they run, as tRPC runs them.)
+   * A batch over TRPC_MAX_BATCH_CALLS or naming an unknown procedure gets one error (its cost does not grow). A plain
+   * batch's calls take the key's budget together, once (takeBudget); any other batch's are counted as tRPC runs them.
    */
   function checkBatch(
     request: FastifyRequest,
@@ -338,9 +287,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
     const { path } = request.params;
-    // tRPC decodes the path once more and refuses what it cannot decode, but as text/plain: the
-    // same answer here, as JSON. (A URL that Fastify itself could not decode arrives with its `%`
-    // escaped: src/http/call-pipeline.ts, escapeUndecodablePath.)
+    // tRPC refuses a path it cannot decode as text/plain: the same answer here, as JSON. (One Fastify
+    // could not decode arrives with its `%` escaped: call-pipeline.ts, escapeUndecodablePath.)
     if (path.includes('%') && !decodable(path)) return send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
     if (request.method === 'TRACE') {

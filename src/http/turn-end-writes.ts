@@ -1,13 +1,6 @@
-// Responses are written at the end of the event-loop turn that produced them, together, instead
-// of each one the moment it is ready (the "cork until the end of the loop iteration" of servers
-// such as uWebSockets). Under load a turn answers many requests; written back to back, their
-// clients are woken once for the lot instead of once per response: a write that wakes a sleeping
-// reader on another CPU is costly on virtual machines (docs/benchmarks.md has the figure). Nothing
-// waits longer than the rest of the current turn: an idle server answers at once.
-//
-// Used by the app's onSend hook (src/app.ts), so every answer Fastify sends, on both surfaces,
-// errors included, goes through it; what Node or Fastify write on the socket themselves (a 400
-// for a malformed request line, a 431) does not.
+// Answers are written together at the end of the event-loop turn that produced them, so their
+// clients are woken once for the lot; nothing waits past the current turn. Every answer Fastify sends
+// goes through it (the app's onSend hook). A departure: docs/architecture.md ("departures").
 import type { FastifyReply } from 'fastify';
 
 interface PendingWrite {
