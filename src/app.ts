@@ -1,11 +1,5 @@
 // Builds the HTTP application: a configured Fastify instance that does not listen yet, so tests
-// can `inject` into it or listen on a free port. src/main.ts is the entry that listens.
-//
-// A request's path: Fastify → authentication hook (src/http/authentication.ts) → the surface's
-// plugin (/trpc: src/http/trpc-plugin.ts, /v1: src/http/rest-plugin.ts) → procedure
-// (src/api/pets-router.ts) → repository (src/pets/pet-repository.ts) → src/db/sql.ts: on SQLite,
-// better-sqlite3 connections of its own; on PostgreSQL, the pg pool Prisma's adapter also runs on.
-// @see docs/architecture.md
+// can `inject` into it; src/main.ts listens. @see docs/architecture.md "A request, top to bottom"
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
@@ -88,27 +82,20 @@ export interface AppDependencies {
 }
 
 /**
- * TRUST_PROXY as Fastify takes it. A hop count becomes a function: Fastify 5 turns a number into
- * "trust nothing" (it cannot tell the proxies from a client that connects directly); ours trusts
- * exactly the last `hops` addresses, which is right when every request comes through them.
+ * TRUST_PROXY as Fastify takes it: a hop count becomes a function trusting exactly the last `hops`
+ * addresses, where Fastify 5 turns a number into "trust nothing".
  */
 function fastifyTrustProxy(trustProxy: TrustProxy) {
   if (typeof trustProxy === 'number') return (_address: string, hop: number) => hop < trustProxy;
   return trustProxy;
 }
 
-/**
- * How often Node looks for requests past their header or request timeout (its default is 30 s,
- * which would let a slow client hold a connection that much longer than the timeout).
- */
+/** How often Node looks for requests past their timeouts (its default, 30 s, would let a slow client overstay). */
 function connectionsCheckingInterval(config: AppConfig): number {
   return Math.max(100, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4)));
 }
 
-/**
- * What a procedure receives, per request, on either surface (src/api/context.ts). Exported so that
- * test/trpc-wire.test.ts can give tRPC's stock Fastify adapter exactly the same context.
- */
+/** The per-request context of both surfaces; exported for test/trpc-wire.test.ts's stock tRPC adapter. */
 export function createContextFactory(
   config: AppConfig,
   database: Database,
@@ -120,11 +107,9 @@ export function createContextFactory(
 }
 
 export async function buildApp({ config, database, logger, router = appRouter }: AppDependencies) {
-  // The dependencies' outages, one line each way (src/observability/dependencies.ts).
   const databaseHealth = trackDatabase(database, logger);
   const redisHealth = config.redisUrl ? redisTracker(config.redisUrl, logger, describeRedisFault) : null;
   const trackers = redisHealth ? [databaseHealth.tracker, redisHealth] : [databaseHealth.tracker];
-  // Prometheus metrics (src/observability/metrics.ts), filled as each request is answered.
   let connectionCounts: () => ConnectionCounts = () => ({ open: 0, refused: 0, reclaimed: 0, sendTimeouts: 0, unsentReclaimed: 0 });
   const metrics = config.metricsEnabled
     ? createServiceMetrics({
@@ -136,10 +121,9 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     : null;
   // Under /trpc, what Fastify or Node refuse is answered in tRPC's error shape, elsewhere in the envelope.
   const trpcErrors = trpcErrorSenders(router);
-  // What both surfaces share: the run of a call and the answer to Fastify's errors, each failure logged once.
+  // What both surfaces share: the run of a call and the answer to Fastify's errors.
   const pipeline = callPipeline(router, databaseHealth);
-  // The router's REST routes: the parser's answers on an operation's path carry its deprecation
-  // headers, as the surface's do; CONNECT's Allow and CORS's methods are the methods served somewhere.
+  // Node's parser's refusals on an operation's path carry its deprecation headers, as the surface's do.
   const restRoutes = buildRestRoutes(router);
   const operationHeaders = ({ method, target }: ClientErrorAnswer) =>
     target.startsWith(`${REST_BASE_PATH}/`)
@@ -147,10 +131,8 @@ export async function buildApp({ config, database, logger, router = appRouter }:
       : {};
   const app = Fastify({
     loggerInstance: logger,
-    // One line per request, with the route pattern (src/http/request-logging.ts); the metrics are
-    // counted at the same moment.
+    // One line per request (src/http/request-logging.ts); the metrics are counted at the same moment.
     logController: requestLogController(metrics && requestRecorder(metrics)),
-    // Each request's logger carries its W3C trace context beside the request id.
     childLoggerFactory: requestChildLogger,
     bodyLimit: config.bodyLimitBytes,
     // tRPC's batch path is one long parameter; the head's limit bounds both (src/http/request-head-limits.ts).
@@ -161,22 +143,18 @@ export async function buildApp({ config, database, logger, router = appRouter }:
       connectionsCheckingInterval: connectionsCheckingInterval(config),
     },
     trustProxy: fastifyTrustProxy(config.trustProxy),
-    // Slow clients (docs/security.md, "Slow clients"): the whole request, its headers, and any
-    // silence on the connection are bounded; past them the client gets 408 where HTTP allows
-    // one, and the connection is closed.
+    // Slow clients: docs/security.md, "Slow clients".
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: config.idleTimeoutMs,
-    // A caller's X-Request-Id (e.g. from a load balancer) names the request in our logs too, when
-    // it is a short token; otherwise a new id (src/http/request-logging.ts).
+    // A caller's short X-Request-Id is kept, else a new id (src/http/request-logging.ts).
     requestIdHeader: false,
     genReqId: requestIdFor,
     // While shutting down, requests already on open connections are served, not refused with 503.
     return503OnClosing: false,
     // A path with an undecodable percent-encoding routes like any other, its encoding kept as sent.
     rewriteUrl: escapeUndecodablePath,
-    // Errors Fastify raises before routing.
-    // They skip the hooks, so the headers every response carries are set here too.
+    // Errors Fastify raises before routing skip the hooks: the headers every response carries are set here too.
     frameworkErrors: (error, request, reply) => {
       reply.headers(RESPONSE_HEADERS).header('x-request-id', request.id);
       pipeline.fastifyError(error, request, reply);
@@ -190,8 +168,6 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     },
   });
 
-  // Open connections bounded, in total and per address; what each holds too (pipelined requests,
-  // unsent answers, answers that stop moving).
   connectionCounts = limitConnections(app.server, {
     total: config.maxConnections,
     perAddress: config.maxConnectionsPerAddress,
@@ -205,8 +181,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
 
   const servedAnywhere = methodsServedAnywhere(restRoutes);
 
-  // CONNECT never reaches Fastify: Node gives it a socket of its own, and without a listener
-  // drops it unanswered. Answered 405 in the target's shape, then closed.
+  // CONNECT never reaches Fastify: without a listener Node drops it unanswered. 405, then closed.
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const answer = answerForConnect(request.url ?? '', servedAnywhere);
     socket.on('error', () => {});
@@ -234,13 +209,10 @@ export async function buildApp({ config, database, logger, router = appRouter }:
 
   await app.register(corsPlugin, { origins: config.corsOrigins, methods: servedAnywhere, sendTrpcError: trpcErrors.send });
 
-  // Every request has the field from the start (one object shape for V8); its value is made when the
-  // request arrives (src/http/call-pipeline.ts, CallDecision).
+  // Every request has the field from the start: one object shape for V8.
   app.decorateRequest<CallDecision | null>('call', null);
 
-  // The stop's drain (docs/operations.md, "Stopping behind a load balancer"): from the signal
-  // (src/main.ts calls beginDraining) to the exit, /readyz answers 503 so that balancers stop
-  // sending, while every request is still served, each answer with `Connection: close`.
+  // The stop's drain (src/main.ts, shutdown): /readyz 503, every request served with `Connection: close`.
   let draining = false;
   app.decorate('beginDraining', () => {
     draining = true;
@@ -248,14 +220,12 @@ export async function buildApp({ config, database, logger, router = appRouter }:
   app.addHook('preClose', async () => {
     draining = true;
   });
-  // Callback-style hooks: an async one costs a promise per request (docs/benchmarks.md).
+  // Callback-style hooks: an async one costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(RESPONSE_HEADERS);
     reply.header('x-request-id', request.id);
-    // The caller's trace, continued with this service's span (src/observability/trace-context.ts).
     reply.header('traceparent', formatTraceparent(traceContextOf(request)));
-    // A compressed body from a caller with a key: 415 before it is read (src/http/request-bodies.ts),
-    // in the surface's shape (its error handler). Without a key the surface answers 401 first.
+    // A compressed body from a caller with a key: 415 before it is read. Without a key the surface answers 401 first.
     if (request.headers['content-encoding'] !== undefined && request.call.caller?.identity) {
       const refusal = bodyEncodingError(request.method, request.headers);
       if (refusal !== null) {
@@ -271,9 +241,8 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
       reply.header('www-authenticate', bearerChallenge(request.call.caller));
     }
-    // Tell keep-alive clients not to reuse a connection that is about to close. A request refused for
-    // want of a valid key ends its connection too (docs/security.md): a client without one has
-    // nothing to keep it for, and a flood of keyless requests pays a new connection for each.
+    // A request refused for want of a valid key ends its connection too (docs/security.md): a flood of
+    // keyless requests pays a new connection for each.
     if (draining || (request.call.caller?.refusal && request.call.refusal !== null)) reply.header('connection', 'close');
     // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
     writeAtTurnEnd(reply, payload, done);
@@ -282,8 +251,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
   app.setErrorHandler<FastifyError>(pipeline.fastifyError);
   // Outside /v1 and /trpc (each answers its own): a path served with other methods is 405 with Allow.
   app.setNotFoundHandler((request, reply) => sendUnknownRoute(request, reply, servedMethods(app, request.url.split('?')[0]!)));
-  // `/` names no resource, but whoever opens it is looking for the API: where its reference and
-  // document are. Public (they are), no data.
+  // `/` names no resource: it points at the API's reference and document (public, no data).
   app.get('/', (_request, reply) =>
     reply.send({ name: API_TITLE, docs: `${REST_BASE_PATH}/docs`, openapi: `${REST_BASE_PATH}/openapi.json` }),
   );

@@ -85,10 +85,10 @@ const settingsSchema = z
     HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(10_000),
     IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(72_000),
     SEND_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
-    // Defaults derived from the open-file limit (connectionDefaults below).
+    // Defaults: connectionDefaults below.
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
     MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
-    // PostgreSQL: queries that may wait for a pooled connection; more get 503 at once. Default: 50 × the pool (a burst of a few hundred waits; a flood does not).
+    // PostgreSQL: queries that may wait for a pooled connection; more get 503 at once (a burst waits, a flood does not).
     DATABASE_POOL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).optional(),
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a Redis URL such as redis://127.0.0.1:6379' }).optional(),
     METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
@@ -127,9 +127,8 @@ function poolerParameterProblem(url: string): string | null {
 }
 
 /**
- * TRUST_PROXY: `false`; a hop count (the number of proxies in front of every request); or the
- * proxies' addresses/CIDRs (and proxy-addr's names loopback, linklocal, uniquelocal). `true`
- * (trust every hop) is refused: the left-most X-Forwarded-For entry is whatever the client wrote.
+ * TRUST_PROXY: `false`, a hop count, or the proxies' addresses/CIDRs (proxy-addr's names too). `true` is
+ * refused: the left-most X-Forwarded-For entry is whatever the client wrote.
  */
 function parseTrustProxy(value: string, context: z.RefinementCtx): TrustProxy {
   if (value === 'false') return false;
@@ -166,10 +165,7 @@ export type TrustProxy = false | number | string[];
 /** What is assumed when the limit cannot be read (the usual soft limit). */
 const ASSUMED_LIMIT = 1_024;
 
-/**
- * The process's open-file limit (RLIMIT_NOFILE, soft), which bounds its sockets: Node has no API
- * for it, Linux shows it in /proc/self/limits. Elsewhere, or when it cannot be read, a common default.
- */
+/** The soft RLIMIT_NOFILE, which bounds the sockets: Node has no API for it; Linux shows it in /proc/self/limits. */
 function openFileLimit(): number {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8')
@@ -184,32 +180,20 @@ function openFileLimit(): number {
   }
 }
 
-/**
- * Sockets listening on PORT, side by side (SO_REUSEPORT): during a burst of new connections each
- * event-loop turn accepts one from each (src/http/acceptors.ts). Why 64: docs/benchmarks.md,
- * "Figures behind the code's choices".
- */
+/** Sockets listening on PORT side by side (SO_REUSEPORT, src/http/acceptors.ts). Why 64: docs/benchmarks.md. */
 const LISTENING_SOCKETS = 64;
 
-/**
- * Descriptors kept for everything but client connections: the listening sockets, and 64 for the
- * database pool, Redis, the metrics listener and files.
- */
+/** Descriptors kept for all but client connections and the pool: the listening sockets, and 64 for Redis, metrics, files. */
 const RESERVED_DESCRIPTORS = LISTENING_SOCKETS + 64;
 
-/**
- * The process's memory besides its connections, at work, and what one connection adds to it with
- * the allocator's slack (docs/benchmarks.md, "Figures behind the code's choices").
- */
+/** The process's memory besides its connections, and what one connection adds (docs/benchmarks.md). */
 const PROCESS_MEMORY = 160 * 2 ** 20;
 const CONNECTION_MEMORY = 96 * 2 ** 10;
 
 /**
- * The connection caps' defaults: every descriptor the process may open but a reserve (the pool and
- * RESERVED_DESCRIPTORS), and no more connections than fit in the memory the operator gives the
- * process, read from V8's heap limit (NODE_OPTIONS' --max-old-space-size, which docs/operations.md
- * pairs with the container's limit): (heap limit - PROCESS_MEMORY) / CONNECTION_MEMORY; per address
- * an eighth of that, or all of it behind a proxy (TRUST_PROXY: the peers are the proxies).
+ * The connection caps' defaults: the descriptors left after the pool and RESERVED_DESCRIPTORS, and no more than
+ * fit in V8's heap limit (the operator's --max-old-space-size, docs/operations.md); per address an eighth, or
+ * all of it behind a proxy (the peers are the proxies).
  */
 function connectionDefaults(fileLimit: number, heapLimit: number, poolSize: number, behindProxy: boolean) {
   const byDescriptors = fileLimit - poolSize - RESERVED_DESCRIPTORS;
@@ -226,10 +210,7 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     port: s.PORT,
     /** PostgreSQL: `?pgbouncer=true` marks a URL through a transaction pooler (src/db/providers.ts). */
     databaseUrl: s.DATABASE_URL,
-    /**
-     * Where migrations run: DATABASE_DIRECT_URL, else DATABASE_URL. Through a transaction pooler
-     * they are refused (src/db/database.ts, migrateDatabase), so a pooled DATABASE_URL needs this.
-     */
+    /** Where migrations run: through a transaction pooler they are refused (migrateDatabase). */
     databaseMigrationUrl: s.DATABASE_DIRECT_URL ?? s.DATABASE_URL,
     /** PostgreSQL: the most connections this instance opens (each instance has its own pool). */
     databasePoolSize: s.DATABASE_POOL_SIZE,
@@ -250,10 +231,7 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     idempotencyTtlMs: Math.round(s.IDEMPOTENCY_TTL_HOURS * 3_600_000),
     /** Browser origins allowed by CORS; empty: CORS is off. */
     corsOrigins: s.CORS_ORIGINS.map((origin) => new URL(origin).origin),
-    /**
-     * Which proxies' X-Forwarded-For to believe: none (false), the last `n` hops, or these
-     * addresses/CIDRs. The client address is the right-most one no trusted proxy added.
-     */
+    /** Whose X-Forwarded-For to believe; the client address is the right-most one no trusted proxy added. */
     trustProxy: s.TRUST_PROXY,
     /** Longest time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
     requestTimeoutMs: s.REQUEST_TIMEOUT_MS,
@@ -265,19 +243,16 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     sendTimeoutMs: s.SEND_TIMEOUT_MS,
     /** Redis shared by every instance for the request limits; absent: each instance counts alone. */
     redisUrl: s.REDIS_URL,
-    /** Serve GET /metrics (Prometheus) and count requests for it. */
     metricsEnabled: s.METRICS_ENABLED === 'true',
     /** Serve /metrics on this port, on a listener of its own, instead of on `port`; null: on `port`. */
     metricsPort: s.METRICS_PORT ?? null,
     /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
     metricsHost: s.METRICS_HOST ?? s.HOST,
-    /** The most client connections open at once; at it, the one idle longest makes room (src/http/connection-limits.ts). */
+    /** The most client connections open at once; at it, who makes room: src/http/connection-limits.ts. */
     maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
     /**
-     * The listen queue: connections the kernel completes while the process is busy wait there
-     * until accepted. As long as MAX_CONNECTIONS (the kernel shortens it to net.core.somaxconn,
-     * 4,096 by default), so that a burst the caps would admit is queued, not dropped for the
-     * client to retry its SYN after 1 s, then 3 s (Node's default is 511).
+     * The listen queue, as long as MAX_CONNECTIONS (the kernel caps it at net.core.somaxconn; Node's default
+     * is 511), so that a burst the caps would admit is queued, not dropped for the client to retry its SYN.
      */
     listenBacklog: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
     /** How many sockets listen on PORT side by side (see LISTENING_SOCKETS). */
@@ -285,22 +260,14 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     /** The most connections open at once from one peer address. */
     maxConnectionsPerAddress:
       s.MAX_CONNECTIONS_PER_ADDRESS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).perAddress,
-    /** PostgreSQL: queries that may wait for a pooled connection before 503. */
     databasePoolQueueLimit: s.DATABASE_POOL_QUEUE_LIMIT ?? 50 * s.DATABASE_POOL_SIZE,
-    /**
-     * After SIGTERM, how long /readyz answers 503 while everything else is still served, so that
-     * balancers take the instance out before it stops listening.
-     */
+    /** After SIGTERM, how long /readyz answers 503 while all else is served, so balancers take the instance out first. */
     shutdownDrainMs: s.SHUTDOWN_DRAIN_MS,
     /** From SIGTERM to exit at the latest (the drain included): past it the process exits 1. */
     shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
   }));
 
-/**
- * What this process runs: package.json's version and the git commit `dist/` was built from
- * (dist/build-info.json, written by scripts/build-if-stale.mjs; `unknown` when running from the
- * sources, or built outside a git checkout). The metric animal_store_build_info shows it.
- */
+/** package.json's version and the commit `dist/` was built from (scripts/build-if-stale.mjs; else `unknown`). */
 export interface BuildInfo {
   version: string;
   commit: string;
@@ -331,9 +298,8 @@ export class ConfigError extends Error {
 }
 
 /**
- * Validates the settings in `env` (empty strings count as unset); `fileLimit` (the process's
- * open-file limit) and `heapLimit` (V8's, in bytes) give the connection caps' defaults. Throws a ConfigError that names
- * every bad setting, so a misconfigured service stops at once with a readable message.
+ * Validates `env` (empty strings count as unset); `fileLimit` and `heapLimit` (bytes) give the connection caps'
+ * defaults. Throws a ConfigError naming every bad setting, so a misconfigured service stops at once.
  */
 export function parseConfig(
   env: Record<string, string | undefined>,

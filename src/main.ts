@@ -26,18 +26,13 @@ function readConfig(): Config {
 
 const config = readConfig();
 const logger = createLogger(config);
-// What this process runs with, however it was started (npm start, node dist/start.js, a container's
-// CMD): the Node release, its command-line flags, and V8's heap limit, which the operator's
-// NODE_OPTIONS memory bounds set (docs/operations.md, "The process's memory settings").
+// What this process runs with, however it was started; the heap limit comes from the operator's NODE_OPTIONS.
 logger.info(
   { node: process.version, execArgv: process.execArgv, heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
   'runtime',
 );
 
-/**
- * A database that cannot be opened (a read-only or missing directory, a server that refuses) stops
- * start-up with one clear line, not a driver's stack trace.
- */
+/** A database that cannot be opened stops start-up with one clear line, not a driver's stack trace. */
 async function orStop<T>(step: Promise<T>): Promise<T> {
   try {
     return await step;
@@ -67,8 +62,7 @@ if (config.apiKeys.length === 0) {
       await database.close();
       process.exit(1);
     }
-    // A new user can call the API at once. The key goes to the terminal (stderr), never to the
-    // log: it is shown this once, and only its digest is stored.
+    // A new user can call the API at once. The key goes to stderr, never to the log: only its digest is stored.
     const { key, record } = await keys.create(`dev-${new Date().toISOString().slice(0, 19).replace(/\D/g, '')}`);
     logger.warn({ keyName: record.name }, 'no API key existed: created one for development (printed on stderr)');
     process.stderr.write(`\nDevelopment API key "${record.name}" (shown once; keep it):\n  Authorization: Bearer ${key}\n\n`);
@@ -78,15 +72,11 @@ if (config.apiKeys.length === 0) {
 const app = await buildApp({ config, database, logger });
 
 let stopping = false;
-/** Stops the listening sockets beside the server's own, once their connections have closed (set once it listens). */
+/** Stops the listening sockets beside the server's own (set once it listens). */
 let stopAcceptors = async () => {};
 /**
- * The stop: first, on SIGTERM (what balancers' platforms send; not Ctrl-C's SIGINT, which stops at
- * once), the drain (SHUTDOWN_DRAIN_MS), in which /readyz answers 503 while everything is
- * still served and accepted, each answer with `Connection: close`, so that balancers take the
- * instance out before it stops listening; then Fastify's close (stop listening, close idle
- * connections, let the answers in flight finish); then the database. All within
- * SHUTDOWN_TIMEOUT_MS of the signal, else exit 1.
+ * The stop: on SIGTERM (not Ctrl-C's SIGINT) the drain, so that balancers take the instance out before it
+ * stops listening; then Fastify's close; then the database. All within SHUTDOWN_TIMEOUT_MS, else exit 1.
  */
 async function shutdown(signal: string): Promise<void> {
   if (stopping) {
@@ -103,8 +93,7 @@ async function shutdown(signal: string): Promise<void> {
   app.beginDraining();
   await sleep(drainMs);
   logger.info('drained: closing the listener and idle connections');
-  // Fastify's close ends idle connections and waits for the answers in flight on its own socket's;
-  // the acceptors' close waits for theirs (src/http/acceptors.ts).
+  // Each waits for the answers in flight on its own sockets' connections.
   await Promise.all([app.close(), stopAcceptors()]);
   await database.close();
   process.exit(0); // the log's pending lines are written at exit (src/logger.ts)
@@ -112,14 +101,12 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', (signal) => void shutdown(signal));
 process.on('SIGINT', (signal) => void shutdown(signal));
 
-// Where it listens, said once on its own line (with PORT=0 the port is only known now); a port that
-// cannot be taken (in use, privileged, a HOST not of this machine) stops it with one sentence.
+// A port that cannot be taken (in use, privileged, a HOST not of this machine) stops it with one sentence.
 const listeners: Listener[] = [{ setting: 'PORT', hostSetting: 'HOST', host: config.host, port: config.port }];
 if (config.metricsEnabled && config.metricsPort !== null) {
   listeners.push({ setting: 'METRICS_PORT', hostSetting: 'METRICS_HOST', host: config.metricsHost, port: config.metricsPort });
 }
-// Passed on to net.Server#listen (Fastify's types do not name `reusePort`): the listen queue's length,
-// and SO_REUSEPORT for the acceptors beside the server's socket (src/http/acceptors.ts).
+// Passed on to net.Server#listen (Fastify's types do not name `reusePort`): SO_REUSEPORT for the acceptors.
 const socketOptions = { backlog: config.listenBacklog, reusePort: true };
 try {
   await assertPortFree(config.host, config.port);

@@ -1,15 +1,9 @@
-// Every error's answer, shaped here and nowhere else. Whatever raised it (a procedure's TRPCError, a
-// refusal before the body is read, Fastify refusing a body or a URL, Node's parser refusing a
-// request, a database fault), an error becomes an `ErrorAnswer` (status and message), which leaves
-// either as the REST envelope `{ code, message, status }` (spec section 7), or in tRPC's own error
-// shape under /trpc, made by tRPC's getErrorShape with this module's formatter, so that tRPC
-// clients decode it (test/trpc-wire.test.ts holds it to tRPC's own handler). A service's
-// DomainError and a refusal become tRPC errors here too. The surfaces choose the shape and send it
-// (src/http/error-senders.ts).
+// Every error's answer, shaped here and nowhere else: whatever raised it becomes an `ErrorAnswer`
+// (status and message), sent as the REST envelope (spec section 7) or in tRPC's own error shape under
+// /trpc (src/http/error-senders.ts chooses).
 //
-// An unexpected error (500) never carries its message, which can name internals (SQL, files): that
-// is for the log. A 503 keeps its message: only our own code answers 503, with a sentence written
-// for the caller.
+// A 500 never carries its message, which can name internals (SQL, files): that is for the log. A 503
+// keeps its message: only our own code answers 503, with a sentence written for the caller.
 import type { FastifyError } from 'fastify';
 import { TRPCError, type AnyTRPCRouter, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
@@ -19,11 +13,7 @@ import { BodyNotUtf8Error } from '../domain/json-text.js';
 import { REFUSAL_CODES, type Refusal } from './refusals.js';
 import { trpcInternals, type TrpcResponseItem } from './trpc-internals.js';
 
-/**
- * The values of `code`, one per status we answer with. They are tRPC's error code names, so a
- * client sees the same word on both surfaces (REST `code`, tRPC `error.data.code`); tRPC has none
- * for 431, which its shape calls BAD_REQUEST (with httpStatus 431).
- */
+/** The values of `code`: tRPC's error code names, so a client sees the same word on both surfaces. */
 const ERROR_CODES = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
@@ -63,16 +53,15 @@ export interface ClientErrorAnswer extends ErrorAnswer {
   status: 400 | 405 | 408 | 431;
   /** The methods the target allows (the Allow header of a 405). */
   allow?: string;
-  /** The request line's method and target (path and query), when the line could be read; '' otherwise. */
+  /** The request line's method and target; '' when the line could not be read. */
   method: string;
   target: string;
-  /** An answer to HEAD has no body (a client would read one as the start of a next response). */
+  /** An answer to HEAD has no body (a client would read one as the next response). */
   isHead: boolean;
 }
 
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 
-/** The message a caller may see for an answer of `status`. */
 function publicMessage(status: number, message: string): string {
   return status === 500 ? INTERNAL_ERROR_MESSAGE : message;
 }
@@ -81,12 +70,11 @@ function isErrorStatus(status: number): status is ErrorStatus {
   return status in ERROR_CODES;
 }
 
-/** A status we do not list becomes 400 (other 4xx) or 500. */
+/** A status not listed becomes 400 (other 4xx) or 500. */
 function knownStatus(status: number): ErrorStatus {
   return isErrorStatus(status) ? status : status >= 400 && status < 500 ? 400 : 500;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Errors in.
 
 /** The zod error of a call's input that failed validation, or null. */
@@ -100,7 +88,6 @@ export function answerForTRPCError(error: TRPCError): ErrorAnswer {
   return { status: getHTTPStatusCodeFromError(error), message: invalid ? describeIssues(invalid.issues) : error.message };
 }
 
-/** tRPC's HTTP status for each refusal's code, asked of tRPC once. */
 const REFUSAL_STATUS = Object.fromEntries(
   REFUSAL_CODES.map((code) => [code, getHTTPStatusCodeFromError(new TRPCError({ code }))]),
 ) as Record<Refusal['code'], number>;
@@ -125,10 +112,7 @@ export function answerForFastifyError(error: FastifyError): ErrorAnswer {
   return { status: knownStatus(error.statusCode ?? 500), message: error.message };
 }
 
-/**
- * A CONNECT request (Node hands it over as a raw socket, outside Fastify): the service is no proxy.
- * `allow`: the methods the service answers anywhere (src/http/served-methods.ts).
- */
+/** A CONNECT request (a raw socket, outside Fastify): the service is no proxy. `allow`: the methods served anywhere. */
 export function answerForConnect(target: string, allow: readonly string[]): ClientErrorAnswer {
   return {
     status: 405,
@@ -140,7 +124,7 @@ export function answerForConnect(target: string, allow: readonly string[]): Clie
   };
 }
 
-/** A request Node's parser refused (`clientErrorHandler`), from its raw packet. */
+/** A request Node's parser refused, from its raw packet. */
 export function answerForClientError(error: { code?: string; rawPacket?: unknown }): ClientErrorAnswer {
   const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8 * 1024).toString('latin1') : '';
   const [method = '', target = ''] = packet.split('\r\n', 1)[0]!.split(' ');
@@ -174,23 +158,15 @@ function describeIssues(issues: readonly Issue[], subject = 'body'): string {
   return [...byField.values()].join('; ');
 }
 
-// ---------------------------------------------------------------------------------------------
-// The REST envelope out.
-
-/** The envelope of an answer of `status` (the document's examples use it too). */
+/** The REST envelope of an answer of `status` (the document's examples use it too). */
 export function errorEnvelope(status: number, message: string): ErrorEnvelope {
   const known = knownStatus(status);
   return { code: ERROR_CODES[known], message: publicMessage(known, message), status: known };
 }
 
-// ---------------------------------------------------------------------------------------------
-// tRPC's shape out.
-
 /**
- * The router's errorFormatter (src/api/trpc.ts): tRPC's default shape, with the message a caller
- * may see: for invalid input the REST envelope's sentence (`limit: must be at most 100`), and the
- * issues themselves in `data.zodError` (zod's flattenError; null for every other error), as
- * create-t3-app does. Every tRPC error body goes through it, tRPC's own handler's included.
+ * The router's errorFormatter: tRPC's default shape with the message a caller may see (for invalid input
+ * the REST envelope's sentence), and the issues in `data.zodError` (zod's flattenError) as create-t3-app does.
  */
 export function formatTrpcError<TShape extends { message: string; data: { httpStatus: number } }>({
   shape,
@@ -210,7 +186,6 @@ function trpcCodeOf(status: number): TRPC_ERROR_CODE_KEY {
   return code === 'REQUEST_HEADER_FIELDS_TOO_LARGE' ? 'BAD_REQUEST' : code;
 }
 
-/** One call of a request, as tRPC's error shape names it. */
 export interface TrpcCall<TContext> {
   type: 'query' | 'mutation' | 'subscription' | 'unknown';
   path: string | undefined;
@@ -241,7 +216,6 @@ export function trpcErrorShapes<TContext>(router: AnyTRPCRouter) {
       return { error: trpc.errorShape({ error, ...call }) };
     },
 
-    /** A refusal of one call, as tRPC would answer it from the middleware. */
     refusedCall(refusal: Refusal, call: TrpcCall<TContext>): TrpcResponseItem {
       return { error: trpc.errorShape({ error: trpcErrorOfRefusal(refusal), ...call }) };
     },
@@ -253,15 +227,12 @@ export function trpcErrorShapes<TContext>(router: AnyTRPCRouter) {
       });
     },
 
-    /** The JSON text of an error of the request as a whole (no procedure ran): the body tRPC's handler sends. */
+    /** The body tRPC's handler sends for an error of the request as a whole (no procedure ran). */
     requestBody,
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Services' errors and refusals as tRPC errors.
-
-/** tRPC's code for each kind of DomainError (src/domain/domain-errors.ts); the HTTP status is tRPC's for it. */
+/** tRPC's code for each kind of DomainError; the HTTP status is tRPC's for it. */
 const DOMAIN_ERROR_CODES: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
   invalid: 'BAD_REQUEST',
   not_found: 'NOT_FOUND',

@@ -1,26 +1,17 @@
-// Why a request is refused before its procedure runs: each refusal is made here, once, by the code
-// that decides it (authentication: the key; the tRPC surface: a batch's shape; protectedProcedure:
-// the per-key limit and a database fault), so both surfaces refuse for the same reasons with the
-// same words. src/api/errors.ts turns a refusal into each surface's answer. A new reason to refuse
-// early is one more function here.
+// Why a request is refused before its procedure runs, made here for the code that decides it, so
+// both surfaces refuse for the same reasons with the same words (src/api/errors.ts shapes the answer).
 import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 
-/** The tRPC error codes a refusal may carry (a new kind of refusal may add one here). */
+/** The tRPC error codes a refusal may carry. */
 export const REFUSAL_CODES = ['BAD_REQUEST', 'NOT_FOUND', 'UNAUTHORIZED', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'] as const;
 
-/**
- * Why a request was refused, recorded on it where the refusal is decided (`request.call.refusal`): the
- * metrics and the request log read it there, never from the status code.
- */
+/** Recorded on the request (`request.call.refusal`): the metrics and the log read it there, not from the status. */
 type RefusalReason =
   'missing_key' | 'invalid_key' | 'auth_failures' | 'per_key' | 'database_unavailable' | 'batch_too_large' | 'unknown_procedure';
 
-/**
- * A refusal: tRPC's error code (the REST status is tRPC's for it), the message for the caller, and
- * when it may try again (Retry-After). Shaped like TRPCError's options: `new TRPCError(refusal)`.
- */
+/** A refusal, shaped like TRPCError's options: the REST status is tRPC's for its code. */
 export interface Refusal {
   readonly code: (typeof REFUSAL_CODES)[number];
   readonly message: string;
@@ -30,18 +21,15 @@ export interface Refusal {
 }
 
 /**
- * Who is calling, decided once per request by src/http/authentication.ts: a verified key, or the
- * refusal that its absence means (401, 429 for a locked-out address, 503). The surfaces refuse with
- * `refusal` before a body is read; protectedProcedure (src/api/trpc.ts) narrows to `identity`.
+ * Who is calling, decided once per request by src/http/authentication.ts: a verified key, or the refusal
+ * its absence means. The surfaces refuse with it before a body is read.
  */
 export type Caller = { readonly identity: ApiKeyIdentity; readonly refusal: null } | { readonly identity: null; readonly refusal: Refusal };
 
-/** A caller with a verified key. */
 export function knownCaller(identity: ApiKeyIdentity): Caller {
   return { identity, refusal: null };
 }
 
-/** A caller without a valid key, and why. */
 export function refusedCaller(refusal: Refusal): Caller {
   return { identity: null, refusal };
 }
@@ -77,15 +65,11 @@ export function lockedOutRefusal(seconds: number): Refusal {
   };
 }
 
-/**
- * A database that is unreachable, restarting, overloaded or out of space (src/db/database-errors.ts
- * decides): 503 with Retry-After, so that clients and load balancers retry, not a 500.
- */
+/** A database fault (src/db/database-errors.ts decides): 503 with Retry-After, so that clients retry, not a 500. */
 export function databaseFaultRefusal(fault: DatabaseFault): Refusal {
   return DATABASE_FAULTS[fault];
 }
 
-/** A key past its per-key rate limit. */
 export function keyRateLimitRefusal(decision: LimitDecision): Refusal {
   return {
     code: 'TOO_MANY_REQUESTS',

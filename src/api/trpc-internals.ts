@@ -1,12 +1,7 @@
-// Every use of tRPC's internals, in one place: the router's `_def` (procedures, their type, meta,
-// input and output schemas and middleware chain, the root config), error shaping, status mapping and the
-// transformer. The two fast surfaces (/trpc's direct path, src/http/trpc-plugin.ts, and the REST
-// adapter, src/http/rest-plugin.ts + rest-routes.ts) use these instead of tRPC's Fetch handler,
-// which costs most of a small call's time (docs/benchmarks.md). No other file touches `_def`.
-//
-// `trpcInternals(router)` checks at start-up that the internals still look as used here, and fails
-// with a message naming what changed; test/trpc-wire.test.ts compares the answers with tRPC's own
-// Fastify adapter request by request, so a tRPC upgrade that changes either breaks there first.
+// Every use of tRPC's internals (the router's `_def`, error shaping, status mapping, the transformer),
+// for the two surfaces that answer without tRPC's Fetch handler. No other file touches `_def`.
+// `trpcInternals(router)` checks at start-up that they still look as used here.
+// @see docs/architecture.md "Where we depart from a library, and why"
 import { getTRPCErrorFromUnknown, getTRPCErrorShape, transformTRPCResponse, TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import { defaultTransformer, getParseFn, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
@@ -18,11 +13,10 @@ type ProcedureType = 'query' | 'mutation' | 'subscription';
 
 /** One procedure of the router, as the surfaces need it. */
 export interface ProcedureInfo {
-  /** Its path in the router, e.g. `pets.get`. */
   path: string;
   type: ProcedureType;
   meta: ApiMeta;
-  /** The schemas given to `.input()` (zod here), in order. */
+  /** The schemas given to `.input()`, in order. */
   inputs: readonly unknown[];
 }
 
@@ -33,7 +27,7 @@ interface CallOptions<TContext> {
   path: string;
   type: 'query' | 'mutation';
   ctx: TContext;
-  /** Reads the call's raw input (already deserialized); called after the middleware that runs before input. */
+  /** Reads the call's raw input (deserialized); called after the middleware that runs before input. */
   getRawInput: () => Promise<unknown>;
 }
 
@@ -73,7 +67,6 @@ interface ProcedureDef<TContext> {
   type: ProcedureType;
   meta?: ApiMeta;
   inputs: unknown[];
-  /** The schema given to `.output()`, if any. */
   output?: unknown;
   middlewares: Middleware<TContext>[];
 }
@@ -83,9 +76,8 @@ const OUTPUT_MIDDLEWARE_TYPE = 'output';
 const isOutputMiddleware = (middleware: unknown) => (middleware as { _type?: unknown })._type === OUTPUT_MIDDLEWARE_TYPE;
 
 /**
- * The middleware `.output(schema)` adds (`createOutputMiddleware` in @trpc/server's initTRPC), with
- * the same steps and error, and the result copied with object spread instead of the transpiler's
- * property-by-property helper, which copies each result twice (figure in docs/benchmarks.md).
+ * The middleware `.output(schema)` adds (tRPC's `createOutputMiddleware`): the same steps and error, the
+ * result copied with object spread instead of the transpiler's helper, which copies it twice.
  */
 function outputValidator<TContext>(parse: (value: unknown) => unknown, precompiled?: (value: unknown) => boolean): Middleware<TContext> {
   return async ({ next }) => {
@@ -103,10 +95,7 @@ function outputValidator<TContext>(parse: (value: unknown) => unknown, precompil
   };
 }
 
-/**
- * A procedure's chain as `runMiddlewares` runs it: tRPC's own middleware, with the one `.output()`
- * adds (tRPC refuses a second) swapped for `outputValidator` of the same schema.
- */
+/** A procedure's chain with the middleware `.output()` adds (tRPC refuses a second) swapped for `outputValidator`. */
 function fastChain<TContext>(def: ProcedureDef<TContext>): Middleware<TContext>[] {
   if (def.output === undefined) return def.middlewares;
   const parse = getParseFn(def.output as Parameters<typeof getParseFn>[0]) as (value: unknown) => unknown;
@@ -115,12 +104,8 @@ function fastChain<TContext>(def: ProcedureDef<TContext>): Middleware<TContext>[
 }
 
 /**
- * A procedure's middleware chain run as tRPC runs it (`callRecursive` in @trpc/server's
- * initTRPC): each middleware gets the call's options with `meta`, `input` and `next`; `next` runs
- * the rest with the context merged, the input or raw-input reader replaced when given; a throw
- * becomes `{ ok: false, error }`. The same steps, written with object spread: tRPC's build copies
- * the options with a transpiler helper, property by property, at every step, a measurable share
- * of a small call (docs/benchmarks.md). test/trpc-internals.test.ts compares it with tRPC's own.
+ * A procedure's middleware chain run as tRPC's `callRecursive` runs it, with object spread where tRPC's
+ * build copies the options property by property at every step. test/trpc-internals.test.ts compares them.
  */
 async function runMiddlewares<TContext>(
   def: ProcedureDef<TContext>,
@@ -131,7 +116,7 @@ async function runMiddlewares<TContext>(
   getRawInput: () => Promise<unknown>,
 ): Promise<MiddlewareResult> {
   try {
-    // One copy of the call's options per step: what changes from step to step comes as arguments.
+    // One copy of the options per step: what changes comes as arguments.
     return await def.middlewares[index]!({
       ...options,
       ctx,
@@ -196,11 +181,7 @@ function checkedDef(router: AnyTRPCRouter): RouterInternals {
 
 const built = new WeakMap<AnyTRPCRouter, unknown>();
 
-/**
- * The internals of `router`, checked the first time (at start-up: each surface asks when it is
- * registered) and kept. Everything a surface needs to answer exactly as tRPC's own handler would,
- * without going through it.
- */
+/** The internals of `router`, checked the first time (at start-up, when a surface registers) and kept. */
 export function trpcInternals<TContext>(router: AnyTRPCRouter): TrpcInternals<TContext> {
   let internals = built.get(router) as TrpcInternals<TContext> | undefined;
   if (!internals) built.set(router, (internals = buildInternals<TContext>(router)));
@@ -241,11 +222,7 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
   return {
     procedures: procedures as ReadonlyMap<string, ProcedureInfo>,
 
-    /**
-     * Runs a procedure as tRPC's handler does (`callTRPCProcedure`): NOT_FOUND for no such procedure
-     * of this type, then its middleware, input parsing, resolver and output validation; resolves
-     * with the data or rejects with the TRPCError.
-     */
+    /** Runs a procedure as tRPC's `callTRPCProcedure` does; resolves with the data or rejects with the TRPCError. */
     async call({ path, type, ctx, getRawInput }: CallOptions<TContext>): Promise<unknown> {
       const procedureDef = defs.get(path);
       if (!procedureDef || procedureDef.type !== type)
@@ -261,13 +238,13 @@ function buildInternals<TContext>(router: AnyTRPCRouter) {
     /** Raw JSON input through the router's transformer (identity here: no transformer is set). */
     deserializeInput: (value: unknown): unknown => config.transformer.input.deserialize(value),
 
-    /** Whatever a procedure threw, as a TRPCError (unknown errors become INTERNAL_SERVER_ERROR). */
+    /** Whatever a procedure threw, as a TRPCError. */
     toTRPCError: (cause: unknown): TRPCError => getTRPCErrorFromUnknown(cause),
 
     /** An error's shape as the router's errorFormatter makes it (src/api/errors.ts, formatTrpcError). */
     errorShape,
 
-    /** The HTTP status of a response or a batch of them (207 when they differ), as tRPC computes it. */
+    /** The HTTP status of a response or a batch (207 when they differ), as tRPC computes it. */
     statusOfResponses: (items: TrpcResponseItem[], errors: TRPCError[]): number => getHTTPStatusCode(items as never, errors),
 
     /** The JSON text of a response body (one item, or an array for a batch), through the transformer. */

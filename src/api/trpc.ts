@@ -16,10 +16,7 @@ const t = initTRPC.context<Context>().meta<ApiMeta>().create({
 /** Builds a router; one per domain (src/api/pets-router.ts), merged in src/api/root-router.ts. */
 export const router = t.router;
 
-/**
- * Calls the router's procedures in-process, with a context made by src/api/context.ts: the same
- * middleware, validation and errors as over HTTP, without a socket (test/api/ uses it).
- */
+/** Calls the router's procedures in-process, as over HTTP but without a socket (test/api/ uses it). */
 export const createCallerFactory = t.createCallerFactory;
 
 /** A refusal thrown from a procedure, told to the surface (recorded for the metrics and the log, Retry-After). */
@@ -29,9 +26,8 @@ function refuse(ctx: Context, refusal: Refusal, cause?: unknown): TRPCError {
 }
 
 /**
- * A call's failure, as both surfaces answer it: a database fault becomes its 503 (src/api/refusals.ts),
- * a service's DomainError its status (src/api/errors.ts). Every outcome of a mutation is also told to
- * the storage health (/readyz).
+ * A call's failure as both surfaces answer it: a database fault its 503, a DomainError its status. Every
+ * outcome of a mutation is told to the storage health (/readyz).
  */
 function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, type: string, result: T): T {
   if (result.ok) {
@@ -50,13 +46,9 @@ function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, 
 }
 
 /**
- * For procedures that need a valid API key (all of the contract's): the caller authentication
- * decided for the request (refused with its reason, the same the surfaces answer before reading a
- * body), then the per-key limit: taken here, once per call, unless the surface took it at admission
- * for the whole request (a plain tRPC batch: src/http/call-pipeline.ts, takeBudget; `ctx.budget`).
- * Then the procedure with the failures mapped above. Both run before input validation, so a caller without a
- * key learns nothing about the input rules, and every call counts. The context reaches the
- * procedure narrowed: `ctx.identity` is the caller.
+ * For procedures that need a valid API key: the caller's refusal, then the per-key limit (once per call,
+ * unless the surface took it for the whole request: `ctx.budget`). Both run before input validation, so a
+ * caller without a key learns nothing about the input rules, and every call counts. `ctx.identity` is the caller.
  */
 export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
   const { identity, refusal } = ctx.caller;

@@ -1,5 +1,5 @@
-// Which database errors mean "cannot serve now" (a 503 with Retry-After, never a 500) rather than
-// "this query is wrong": the one place that knows the drivers' error kinds. @see docs/reliability.md
+// Which database errors mean "cannot serve now" (503 with Retry-After) rather than "this query is wrong":
+// the one place that knows the drivers' error kinds. @see docs/reliability.md
 // Both generated clients share one runtime, so one `instanceof` fits both.
 import { PrismaClientKnownRequestError, PrismaClientUnknownRequestError } from '@prisma/client/runtime/client';
 import { isDriverAdapterError } from '@prisma/driver-adapter-utils';
@@ -13,8 +13,8 @@ export type DatabaseFault = 'unavailable' | 'storage' | 'configuration';
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
 
 /**
- * Configuration: an unmarked pooler losing named statements, or PgBouncer refusing a startup parameter.
- * Unavailable: classes 08 and 53, our statement_timeout, a server shutting down, crashed or starting.
+ * Storage: disk full or an I/O error. Configuration: an unmarked pooler. Unavailable: classes 08 and 53,
+ * statement_timeout, a server stopping or starting.
  */
 function sqlStateFault(code: string, message = ''): DatabaseFault | null {
   if (code === '53100' || code === '58030') return 'storage';
@@ -34,7 +34,7 @@ function sqliteCodeFault(code: string): DatabaseFault | null {
 /** The error of a query refused because the pool's wait queue is full (src/db/database.ts). */
 export const POOL_QUEUE_FULL = 'the database connection pool has DATABASE_POOL_QUEUE_LIMIT queries waiting already';
 
-/** pg's own connection errors: no code, and adapter-pg passes them on as they are, so only the message tells. */
+/** pg's own connection errors: they have no code, so only the message tells. */
 const PG_CONNECTION_FAILURES = new Set([
   POOL_QUEUE_FULL,
   'Connection terminated unexpectedly',
@@ -81,7 +81,7 @@ export function databaseFault(error: unknown): DatabaseFault | null {
     return adapterCauseFault(adapterCauseOf(error));
   }
   if (error instanceof PrismaClientUnknownRequestError) {
-    // Prisma wraps some driver failures (a COMMIT that failed) without a code: look at the cause.
+    // Prisma wraps some driver failures (a failed COMMIT) without a code.
     return databaseFault((error as { cause?: unknown }).cause);
   }
   if (error instanceof Error && PG_CONNECTION_FAILURES.has(error.message)) return 'unavailable';
@@ -108,9 +108,8 @@ function serverError(error: unknown): { code: string; message: string } | null {
 const POOLER_WITHOUT_SERVER = /^(server login|server conn crashed|query_wait_timeout)/;
 
 /**
- * Behind a transaction pooler, which side an outage comes from: 'server' for PostgreSQL's own errors passed
- * on, PgBouncer having no server, or a query held past our timeout; else 'pooler'.
- * @see docs/observability.md "When a dependency stops answering"
+ * Behind a transaction pooler, which side an outage comes from: 'server' for PostgreSQL's own outage errors,
+ * PgBouncer having no server, or a query past our timeout; else 'pooler'.
  */
 export function faultSideBehindPooler(error: unknown): 'server' | 'pooler' {
   const server = serverError(error);
@@ -128,7 +127,7 @@ export const DATABASE_FAULT_MESSAGES: Record<DatabaseFault, string> = {
   configuration: 'The service cannot use its database reliably at the moment (its operator is told why); try again shortly.',
 };
 
-/** What the operator is told, once, about a 'configuration' fault: what to change. */
+/** What the operator is told, once, about a 'configuration' fault. */
 export const POOLER_HINT =
   'DATABASE_URL goes through a transaction pooler (PgBouncer in pool_mode=transaction, or a managed pooler): it refused ' +
   'a startup parameter, or lost a prepared statement between server connections (see err). Add pgbouncer=true to ' +
