@@ -272,7 +272,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     maxBatchCalls: config.trpcMaxBatchCalls,
     pipeline,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, pipeline });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, keyRateLimiter: limits.perKey, pipeline });
   return app;
 }
 

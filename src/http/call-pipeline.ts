@@ -116,7 +116,7 @@ export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusa
 }
 
 /**
- * The per-key budget for `calls` calls together (a plain tRPC batch's), before the body is read; no call's middleware
+ * The per-key budget for `calls` calls together (a REST call's, a plain tRPC batch's), before the body is read; no call's middleware
  * counts again. Every other call is counted by protectedProcedure (src/api/trpc.ts) as it runs, as tRPC would.
  */
 export function takeBudget(

@@ -8,7 +8,8 @@ import type { AppRouter } from '../api/root-router.js';
 import type { CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
-import { callerRefusal, refuseEarly, type CallPipeline } from './call-pipeline.js';
+import type { Limiter } from '../limits/fixed-window-limiter.js';
+import { callerRefusal, refuseEarly, takeBudget, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeadersOf } from './deprecation-headers.js';
 import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
@@ -27,6 +28,7 @@ import {
 export interface RestPluginOptions {
   router: AppRouter;
   createContext: CreateContext<FastifyReply>;
+  keyRateLimiter: Limiter | null;
   pipeline: CallPipeline;
 }
 
@@ -93,7 +95,7 @@ function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   }
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, pipeline }) => {
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, keyRateLimiter, pipeline }) => {
   const routes = buildRestRoutes(router);
 
   // Built at the first request for it, then kept; a failed build is not kept.
@@ -138,14 +140,15 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
         }
         request.call.route = pattern;
         if (deprecation) reply.headers(deprecation);
-        // Before the body is read: a caller without a key learns nothing about the input rules.
+        // Before the body is read: a caller without a key learns nothing about the input rules, and
+        // every answer to a keyed request (a body that is not JSON too) counts and says the budget.
         const refusal = callerRefusal(request.call);
         if (refusal) {
           refuseEarly(request, reply, refusal);
           sendEnvelope(reply, answerForRefusal(refusal));
           return;
         }
-        done();
+        takeBudget(request, reply, keyRateLimiter, 1, (over) => void sendEnvelope(reply, answerForRefusal(over)), done);
       };
     }
 

@@ -49,6 +49,28 @@ describe('per API key', () => {
     expect(await server.database.prisma.pet.count()).toBe(1);
   });
 
+  it('a REST request with a valid key counts and carries the headers whatever its body: not JSON, too large, another type', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 4, bodyLimitBytes: 1_024 } });
+    const post = (body: string, type = 'application/json') =>
+      fetch(`${server!.baseUrl}/v1/pets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': type },
+        body,
+      });
+    const answers = [
+      await post('{not json'),
+      await post(JSON.stringify({ name: 'x'.repeat(2_000), categoryId: 1 })),
+      await post('name=x', 'text/plain'),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([400, 413, 415]);
+    expect(answers.map((answer) => parseRateLimit(answer.headers.get('ratelimit')).remaining)).toEqual([3, 2, 1]);
+    expect((await server.request('/v1/pets')).status).toBe(200);
+    const refused = await post('{not json');
+    await expectError(refused, 429, 'TOO_MANY_REQUESTS');
+    // Refused before its body is read: the connection is not kept for a body no one will read.
+    expect(refused.headers.get('connection')).toBe('close');
+  });
+
   it('counts tRPC and REST calls against the same budget, and tRPC answers TOO_MANY_REQUESTS', async () => {
     server = await startTestServer({ config: { rateLimitPerMinute: 4 } });
     const trpc = trpcClient(server.baseUrl, API_KEY);
