@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
 import { startPrivateNginx, type PrivateNginx } from '../support/private-nginx.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { createPet, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const KEY = 'nginx-retries-key-0123456789';
@@ -58,17 +58,7 @@ async function nginxOver(ports: number[]): Promise<PrivateNginx> {
   return nginx;
 }
 
-function create(baseUrl: string, name: string, idempotencyKey?: string): Promise<Response> {
-  return fetch(`${baseUrl}/v1/pets`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${KEY}`,
-      'content-type': 'application/json',
-      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-    },
-    body: JSON.stringify({ name, categoryId: 1 }),
-  });
-}
+const create = (baseUrl: string, name: string, idempotencyKey?: string) => createPet(baseUrl, KEY, name, idempotencyKey);
 
 async function petsNamed(name: string): Promise<number> {
   const response = await fetch(`${service.baseUrl}/v1/pets?limit=100`, { headers: { authorization: `Bearer ${KEY}` } });

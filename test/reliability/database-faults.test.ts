@@ -10,7 +10,7 @@ import { createApiKeyStore } from '../../src/auth/api-key-store.js';
 import { sqliteFilePath } from '../../src/db/providers.js';
 import { startOutageServer, type OutageServer } from '../support/outage-server.js';
 import type { PrivatePostgres } from '../support/private-postgres.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { createPet, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { API_KEY, json, startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -167,17 +167,7 @@ describe('SQLite shared by several processes', () => {
   });
 
   const env = () => ({ DATABASE_URL: database!.url, API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' });
-  const create = (baseUrl: string, name: string, idempotencyKey?: string) =>
-    fetch(`${baseUrl}/v1/pets`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${KEY}`,
-        'content-type': 'application/json',
-        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-      },
-      body: JSON.stringify({ name, categoryId: 1 }),
-      signal: NO_HANG(),
-    });
+  const create = (baseUrl: string, name: string, idempotencyKey?: string) => createPet(baseUrl, KEY, name, idempotencyKey, NO_HANG());
 
   it('two instances take idempotent and plain creates at once: every one is stored, none refused', { timeout: 120_000 }, async () => {
     database = await createTestDatabase('sqlite');

@@ -101,3 +101,17 @@ export function startServiceProcess(env: Record<string, string>, options: Servic
     });
   });
 }
+
+/** POST /v1/pets with `key`: a pet named `name` in category 1, with an Idempotency-Key when given. */
+export function createPet(baseUrl: string, key: string, name: string, idempotencyKey?: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${baseUrl}/v1/pets`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    },
+    body: JSON.stringify({ name, categoryId: 1 }),
+    signal,
+  });
+}
