@@ -100,7 +100,7 @@ export interface components {
         "X-Request-Id": string;
         /** @description W3C Trace Context: this request's trace, with this service's span: the caller's trace id when it sent a valid `traceparent`, else a new one. Join it with the service's log lines (`trace_id`, `span_id`). */
         traceparent: string;
-        /** @description What is left of the per-key limit (draft-ietf-httpapi-ratelimit-headers): requests left (`r`) and seconds until the window resets (`t`). Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0). */
+        /** @description What is left of the per-key limit (draft-ietf-httpapi-ratelimit-headers): requests left (`r`) and seconds until the window resets (`t`). Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0), but a 415 for a compressed body (refused before it is counted). */
         RateLimit: string;
         /** @description The per-key limit: requests (`q`) per window of `w` seconds. Sent with RateLimit. */
         "RateLimit-Policy": string;
@@ -397,6 +397,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -415,6 +417,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     traceparent: components["headers"]["traceparent"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -59,7 +59,7 @@ const HEADERS = {
   RateLimit: {
     description:
       'What is left of the per-key limit (draft-ietf-httpapi-ratelimit-headers): requests left (`r`) and seconds until the window resets (`t`). ' +
-      'Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0).',
+      'Sent on answers to requests with a valid key while the limit is on (RATE_LIMIT_PER_MINUTE > 0), but a 415 for a compressed body (refused before it is counted).',
     schema: { type: 'string', example: '"per-key";r=599;t=42' },
   },
   'RateLimit-Policy': {
@@ -102,7 +102,7 @@ type HeaderName = keyof typeof HEADERS;
 const headerRefs = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 /** Statuses answered before the per-key limiter runs, so without its RateLimit headers. */
-const BEFORE_THE_LIMITER = new Set(['401', '408', '413', '415', '431']);
+const BEFORE_THE_LIMITER = new Set(['401', '408', '431']);
 
 /** The headers a response carries; a 408 or 431 comes from Node's parser's handler (src/app.ts): only a request id and trace. */
 function responseHeaders(status: string, route: RestRoute): Record<string, unknown> {
