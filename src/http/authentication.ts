@@ -12,6 +12,7 @@ import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
+import { logUnavailable } from './failure-log.js';
 
 interface AuthenticationOptions {
   verifier: ApiKeyVerifier;
@@ -153,7 +154,7 @@ function settle(
       const fault = databaseFault(error);
       if (fault === null) return done(error as Error);
       request.call.caller = refusedCaller(databaseFaultRefusal(fault));
-      databaseHealth?.failed(error, request.log, 'the database could not check an API key');
+      logUnavailable(request.log, error, databaseHealth, 'the database could not check an API key');
       done();
     },
   );

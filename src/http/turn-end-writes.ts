@@ -2,6 +2,7 @@
 // clients are woken once for the lot; nothing waits past the current turn. Every answer Fastify sends
 // goes through it (the app's onSend hook). A departure: docs/architecture.md ("departures").
 import type { FastifyReply } from 'fastify';
+import { logFailure } from './failure-log.js';
 
 interface PendingWrite {
   reply: FastifyReply;
@@ -20,7 +21,7 @@ function writeAll(): void {
       write(null, payload);
     } catch (error) {
       // One answer that cannot be written must not hold back the others of its turn.
-      reply.log.error({ err: error }, 'could not write the response');
+      logFailure(reply.log, 500, error, undefined, 'could not write the response');
       reply.raw.destroy();
     }
   }
