@@ -8,7 +8,7 @@ import type { AnswerWriter, Context } from '../api/context.js';
 import { answerForFastifyError } from '../api/errors.js';
 import { keyRateLimitRefusal, keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
 import type { AppRouter } from '../api/root-router.js';
-import { trpcInternals } from '../api/trpc-internals.js';
+import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
@@ -19,6 +19,18 @@ import { announcesBody } from './request-bodies.js';
 
 export const TRPC_PREFIX = '/trpc';
 
+/** How /trpc classified a request from its head (trpc-plugin.ts, classify). */
+export interface TrpcRequestKind {
+  /** `none`: tRPC answers without running a call; `call`: one call; `batch`: several calls, or a stream. */
+  readonly kind: 'none' | 'call' | 'batch';
+  readonly batched: boolean;
+  readonly procedure: ProcedureInfo | undefined;
+  /** The direct way may answer it (`call` only; unless the body starts with a byte order mark). */
+  readonly direct: boolean;
+  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations). */
+  readonly plain: boolean;
+}
+
 /** What was decided about one request, by the step that decided it. */
 export interface CallDecision {
   readonly surface: Surface;
@@ -26,6 +38,8 @@ export interface CallDecision {
   route: string | null;
   /** The procedures a /trpc request named, each a real one (a batch: several); null elsewhere. */
   procedures: readonly string[] | null;
+  /** How /trpc classified it from its head (trpc-plugin.ts); null elsewhere. */
+  trpc: TrpcRequestKind | null;
   /** Who is calling (authentication.ts); null only when Fastify refused the request before its hooks. */
   caller: Caller | null;
   budget: LimitDecision | null;
@@ -72,7 +86,7 @@ export function escapeUndecodablePath({ url = '/' }: { url?: string }): string {
 }
 
 export function newCall(url: string): CallDecision {
-  return { surface: surfaceOf(url), route: null, procedures: null, caller: null, budget: null, refusal: null };
+  return { surface: surfaceOf(url), route: null, procedures: null, trpc: null, caller: null, budget: null, refusal: null };
 }
 
 /** The route a request was for, for the log and the metrics: the surface's pattern, else the Fastify route, else null. */

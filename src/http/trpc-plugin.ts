@@ -1,6 +1,6 @@
 // The typed tRPC surface at /trpc. Every answer here is in tRPC's wire format, including what Fastify
 // or Node refuse before tRPC runs (shaped by src/api/errors.ts).
-// Each request is classified once from its head (`classify`, kept as `request.trpcKind`). The common
+// Each request is classified once from its head (`classify`, kept as `request.call.trpc`). The common
 // call (one query, or one JSON mutation, alone or as a batch of one, not streamed) is answered directly
 // with tRPC's response functions; anything else goes to tRPC's Fastify handler. A departure from
 // fastifyTRPCPlugin: docs/architecture.md ("departures"); test/trpc-wire.test.ts holds it to the stock plugin.
@@ -14,7 +14,7 @@ import { batchTooLargeRefusal, unknownProcedureRefusal, type Refusal } from '../
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, decodable, refuseEarly, takeBudget, type CallPipeline } from './call-pipeline.js';
+import { callerRefusal, decodable, refuseEarly, takeBudget, type CallPipeline, type TrpcRequestKind } from './call-pipeline.js';
 import { deprecationHeadersOf } from './deprecation-headers.js';
 import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 
@@ -31,22 +31,6 @@ export interface TrpcPluginOptions {
 }
 
 /** What a /trpc request is, decided once from its head (`classify`). */
-interface TrpcRequestKind {
-  /** `none`: tRPC answers without running a call; `call`: one call; `batch`: several calls, or a stream. */
-  readonly kind: 'none' | 'call' | 'batch';
-  readonly batched: boolean;
-  readonly procedure: ProcedureInfo | undefined;
-  /** The direct way may answer it (`call` only; unless the body starts with a byte order mark). */
-  readonly direct: boolean;
-  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations). */
-  readonly plain: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    trpcKind: TrpcRequestKind | null;
-  }
-}
 
 const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
 const NO_ERRORS: TRPCError[] = [];
@@ -221,8 +205,6 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', {}, (_request, body, done) => done(null, body));
 
-  app.decorateRequest('trpcKind', null);
-
   // What Fastify refuses before tRPC runs is answered in tRPC's shape by the app's error handler
   // (call-pipeline.ts, fastifyError). Paths with no procedure segment (`/trpc`, `/trpc/a/b`):
   app.setNotFoundHandler((request, reply) =>
@@ -243,7 +225,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       request.call.procedures = names;
     }
     const kind = classify(request, path, names);
-    request.trpcKind = kind;
+    request.call.trpc = kind;
     const refusal = callerRefusal(request.call);
     if (refusal) {
       if (kind.kind === 'none') return done();
@@ -295,7 +277,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       reply.header('allow', TRPC_METHODS);
       return send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
     }
-    const kind = request.trpcKind!;
+    const kind = request.call.trpc!;
     if (kind.direct && (typeof request.body !== 'string' || !request.body.startsWith(BOM)))
       return answerDirectly(request, reply, kind.procedure!, kind.batched);
     const url = request.raw.url;
