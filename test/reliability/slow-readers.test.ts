@@ -257,12 +257,13 @@ describe('the connection cap the memory settings give', () => {
       try {
         for (let i = 0; i < 10; i++) readers.push(await holdSlowReaders(port, 250, 8, BUNDLE, `127.0.0.${11 + i}`));
         expect(readers.reduce((sum, r) => sum + r.connected, 0)).toBe(2_500);
-        // Until the service has taken in every connection: held, refused, or closed for unsent bytes.
+        // Until the service has taken in every connection: held, refused, or closed.
         const open = () => metric(service, /^animal_store_open_connections (\d+)$/m);
         const refused = () => metric(service, /^animal_store_connections_refused_total (\d+)$/m);
         const unsent = () => metric(service, /^animal_store_slow_reader_closes_total\{reason="unsent_total"\} (\d+)$/m);
         const timedOut = () => metric(service, /^animal_store_slow_reader_closes_total\{reason="send_timeout"\} (\d+)$/m);
-        const closed = async () => (await unsent()) + (await timedOut());
+        const reclaimed = () => metric(service, /^animal_store_connections_reclaimed_total (\d+)$/m);
+        const closed = async () => (await unsent()) + (await timedOut()) + (await reclaimed());
         const deadline = performance.now() + 60_000;
         while ((await open()) + (await refused()) + (await closed()) < 2_500 && performance.now() < deadline) await sleep(500);
         await untilIdle(service, 10_000);
