@@ -232,6 +232,8 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       refuseEarly(request, reply, refusal);
       return sendRefusal(reply, kind, path, refusal);
     }
+    // One call takes its budget here, as a REST call does; a batch's are checkBatch's.
+    if (kind.kind === 'call') return takeBudget(request, reply, keyRateLimiter, 1, (over) => sendRefusal(reply, kind, path, over), done);
     if (kind.kind !== 'batch' || names.length === 1) return done();
     checkBatch(request, reply, names, kind.plain, done);
   });

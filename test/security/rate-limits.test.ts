@@ -71,6 +71,23 @@ describe('per API key', () => {
     expect(refused.headers.get('connection')).toBe('close');
   });
 
+  it('a tRPC call with a valid key counts and carries the headers when its body is not JSON, and is refused before its body past the limit', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 2 } });
+    const post = () =>
+      fetch(`${server!.baseUrl}/trpc/pets.create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: '{not json',
+      });
+    const answers = [await post(), await post()];
+    expect(answers.map((answer) => answer.status)).toEqual([400, 400]);
+    expect(answers.map((answer) => parseRateLimit(answer.headers.get('ratelimit')).remaining)).toEqual([1, 0]);
+    const refused = await post();
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { data: { code: string } } }).error.data.code).toBe('TOO_MANY_REQUESTS');
+    expect(refused.headers.get('connection')).toBe('close');
+  });
+
   it('counts tRPC and REST calls against the same budget, and tRPC answers TOO_MANY_REQUESTS', async () => {
     server = await startTestServer({ config: { rateLimitPerMinute: 4 } });
     const trpc = trpcClient(server.baseUrl, API_KEY);
