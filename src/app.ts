@@ -13,7 +13,13 @@ import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
 import { authentication, bearerChallenge } from './http/authentication.js';
 import { corsPlugin } from './http/cors.js';
-import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connection-limits.js';
+import {
+  limitConnections,
+  MAX_IN_FLIGHT_PER_CONNECTION,
+  MAX_UNSENT_BYTES,
+  writeAtTurnEnd,
+  type ConnectionCounts,
+} from './http/connections.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
@@ -21,7 +27,6 @@ import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
 import { restPlugin } from './http/rest-plugin.js';
 import { bodyEncodingError, continueWhenBodyIsRead } from './http/request-bodies.js';
 import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
-import { writeAtTurnEnd } from './http/turn-end-writes.js';
 import { buildRestRoutes, deprecationHeadersAt } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import {
@@ -244,7 +249,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     // A request refused for want of a valid key ends its connection too (docs/security.md): a flood of
     // keyless requests pays a new connection for each.
     if (draining || (request.call.caller?.refusal && request.call.refusal !== null)) reply.header('connection', 'close');
-    // Every answer of this turn goes out at its end, together (src/http/turn-end-writes.ts).
+    // Every answer of this turn goes out at its end, together (src/http/connections.ts).
     writeAtTurnEnd(reply, payload, done);
   });
   // Errors Fastify raises on any route (bad JSON, 413, 415), in the request's surface's shape.

@@ -248,7 +248,7 @@ const configSchema = (fileLimit: number, heapLimit: number) =>
     metricsPort: s.METRICS_PORT ?? null,
     /** The address the /metrics listener binds when `metricsPort` is set (by default `host`). */
     metricsHost: s.METRICS_HOST ?? s.HOST,
-    /** The most client connections open at once; at it, who makes room: src/http/connection-limits.ts. */
+    /** The most client connections open at once; at it, who makes room: src/http/connections.ts. */
     maxConnections: s.MAX_CONNECTIONS ?? connectionDefaults(fileLimit, heapLimit, s.DATABASE_POOL_SIZE, s.TRUST_PROXY !== false).total,
     /**
      * The listen queue, as long as MAX_CONNECTIONS (the kernel caps it at net.core.somaxconn; Node's default

@@ -41,7 +41,7 @@ export interface ServiceMetrics {
   batchedCall(procedure: string): void;
 }
 
-/** What the connection limits did so far (src/http/connection-limits.ts). */
+/** What the connection limits did so far (src/http/connections.ts). */
 interface ConnectionCounts {
   open: number;
   refused: number;

@@ -1,4 +1,4 @@
-// Connections and pipelined requests are bounded resources (src/http/connection-limits.ts):
+// Connections and pipelined requests are bounded resources (src/http/connections.ts):
 // - a real service process whose open-file limit is 320 (prlimit), its caps derived from it, held
 //   by 600 idle keep-alive connections from 12 other loopback addresses: a legitimate client on a
 //   new connection each time is answered every time (the idlest connection makes room);

@@ -1,4 +1,4 @@
-// What one connection holds is bounded however slowly it reads (src/http/connection-limits.ts,
+// What one connection holds is bounded however slowly it reads (src/http/connections.ts,
 // src/http/docs-plugin.ts), against a real service process under the memory settings
 // docs/operations.md gives and an open-file limit of 4,096:
 // - 150 connections with a 2 KiB receive window, each pipelining 8 requests for the largest docs

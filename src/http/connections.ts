@@ -8,9 +8,13 @@
 //   unsent in all, the connections whose answers moved least recently are closed;
 // - crowded addresses share CROWD_REQUESTS_PER_TURN requests a turn, so others are not answered after
 //   a flood (off when `perAddress` >= `total`: behind proxies one address stands for everyone).
-// Departures (our own 'request' listener; the pause kept against Node's): docs/architecture.md.
+// - answers are written together at the end of the event-loop turn that produced them (writeAtTurnEnd),
+//   so their clients are woken once for the lot.
+// Departures (our own 'request' listener; the pause kept against Node's; the turn-end writes): docs/architecture.md.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyReply } from 'fastify';
+import { logFailure } from './failure-log.js';
 
 /** Requests of a connection in the app at once (browsers do not pipeline): each is held until its answer is in the kernel. */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 2;
@@ -251,4 +255,33 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
   }
 
   return () => ({ open: tracked.size, ...counts });
+}
+
+// Every answer Fastify sends goes through writeAtTurnEnd (the app's onSend hook); nothing waits past the current turn.
+interface PendingWrite {
+  reply: FastifyReply;
+  payload: unknown;
+  /** Fastify's onSend `done`: hands the payload on to be written. */
+  write: (error: Error | null, payload: unknown) => void;
+}
+
+let pending: PendingWrite[] = [];
+
+function writeAll(): void {
+  const ready = pending;
+  pending = [];
+  for (const { reply, payload, write } of ready) {
+    try {
+      write(null, payload);
+    } catch (error) {
+      // One answer that cannot be written must not hold back the others of its turn.
+      logFailure(reply.log, 500, error, undefined, 'could not write the response');
+      reply.raw.destroy();
+    }
+  }
+}
+
+/** Hands `payload` on to be written at the end of this event-loop turn (in the order given). */
+export function writeAtTurnEnd(reply: FastifyReply, payload: unknown, write: PendingWrite['write']): void {
+  if (pending.push({ reply, payload, write }) === 1) setImmediate(writeAll);
 }

@@ -1,9 +1,9 @@
-// src/http/turn-end-writes.ts: answers are handed on to be written at the end of the event-loop
+// src/http/connections.ts, writeAtTurnEnd: answers are handed on to be written at the end of the event-loop
 // turn that produced them, together and in order. Every suite that talks to a real server runs
 // through it too (the app's onSend hook); this file pins down the module's own promises.
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import { writeAtTurnEnd } from '../src/http/turn-end-writes.js';
+import { writeAtTurnEnd } from '../../src/http/connections.js';
 
 function fakeReply() {
   return { log: { error: vi.fn() }, raw: { destroy: vi.fn() } };
