@@ -23,17 +23,18 @@ import {
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
-import { API_TITLE, REST_BASE_PATH } from './http/openapi-document.js';
-import { restPlugin } from './http/rest-plugin.js';
+import { API_TITLE } from './http/openapi-document.js';
+import { docsPlugin } from './http/docs-plugin.js';
+import { buildRestRoutes, deprecationHeadersAt, restPlugin } from './http/rest-plugin.js';
 import { bodyEncodingError, continueWhenBodyIsRead } from './http/request-bodies.js';
 import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
-import { buildRestRoutes, deprecationHeadersAt } from './http/rest-routes.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import {
   answerWriter,
   callPipeline,
   escapeUndecodablePath,
   requestRecorder,
+  REST_BASE_PATH,
   surfaceOf,
   TRPC_PREFIX,
   type CallDecision,
@@ -277,7 +278,8 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     maxBatchCalls: config.trpcMaxBatchCalls,
     pipeline,
   });
-  await app.register(restPlugin, { prefix: REST_BASE_PATH, router, createContext, keyRateLimiter: limits.perKey, pipeline });
+  await app.register(restPlugin, { prefix: REST_BASE_PATH, routes: restRoutes, createContext, keyRateLimiter: limits.perKey, pipeline });
+  await app.register(docsPlugin, { prefix: REST_BASE_PATH, router, routes: restRoutes });
   return app;
 }
 

@@ -5,7 +5,7 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { appRouter } from '../api/root-router.js';
 import { PROJECT_ROOT } from '../db/providers.js';
 import { buildOpenApiDocument } from '../http/openapi-document.js';
-import { buildRestRoutes } from '../http/rest-routes.js';
+import { buildRestRoutes } from '../http/rest-plugin.js';
 
 /** In the client package's source, also when run from dist/. */
 export const REST_API_TYPES_FILE = join(PROJECT_ROOT, 'client', 'src', 'rest-api.ts');

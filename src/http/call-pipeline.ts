@@ -14,10 +14,10 @@ import type { DatabaseHealth } from '../observability/dependencies.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 import { sendEnvelope, trpcErrorSenders } from './error-senders.js';
 import { logFailure } from './failure-log.js';
-import { REST_BASE_PATH } from './openapi-document.js';
 import { announcesBody } from './request-bodies.js';
 
 export const TRPC_PREFIX = '/trpc';
+export const REST_BASE_PATH = '/v1';
 
 /** How /trpc classified a request from its head (trpc-plugin.ts, classify). */
 export interface TrpcRequestKind {

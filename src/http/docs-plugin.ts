@@ -1,5 +1,6 @@
-// The API reference at /v1/docs: Swagger UI (swagger-ui-dist, from node_modules, no CDN) rendering
-// /v1/openapi.json; public like the document. Its assets are served by our own routes from shared
+// The OpenAPI document at /v1/openapi.json (openapi-document.ts, built at the first request for it) and
+// the API reference at /v1/docs: Swagger UI (swagger-ui-dist, from node_modules, no CDN) rendering it.
+// Both are public: they hold no data, and are needed before a key. Its assets are served by our own routes from shared
 // Buffers: docs/architecture.md ("departures").
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -10,8 +11,11 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { AnyTRPCRouter } from '@trpc/server';
+import { API_TITLE, buildOpenApiDocument } from './openapi-document.js';
+import type { RestRoute } from './rest-plugin.js';
 
-export interface DocsPluginOptions {
+interface ReferencePageOptions {
   /** The absolute path of the OpenAPI document the page renders. */
   documentUrl: string;
   title: string;
@@ -165,7 +169,7 @@ function swaggerUiConfig(documentUrl: string) {
   };
 }
 
-export const docsPlugin: FastifyPluginAsync<DocsPluginOptions> = async (docs, { documentUrl, title }) => {
+const referencePage: FastifyPluginAsync<ReferencePageOptions> = async (docs, { documentUrl, title }) => {
   const assets = `${docs.prefix}/assets`;
   const page = `<!doctype html>
 <html lang="en">
@@ -196,4 +200,19 @@ export const docsPlugin: FastifyPluginAsync<DocsPluginOptions> = async (docs, { 
   for (const asset of await loadAssets()) {
     docs.get(`/assets/${asset.name}`, (request, reply) => serveAsset(asset, request, reply));
   }
+};
+
+/** Registered under the REST base path: the document of `routes` and its reference page. */
+export const docsPlugin: FastifyPluginAsync<{ router: AnyTRPCRouter; routes: readonly RestRoute[] }> = async (api, { router, routes }) => {
+  // Built at the first request for it, then kept; a failed build is not kept.
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const openApiDocument = () => {
+    const building = (document ??= buildOpenApiDocument(router, routes));
+    building.catch(() => {
+      if (document === building) document = undefined;
+    });
+    return building;
+  };
+  api.get('/openapi.json', async (_request, reply) => reply.send(await openApiDocument()));
+  await api.register(referencePage, { prefix: '/docs', documentUrl: `${api.prefix}/openapi.json`, title: `${API_TITLE} API reference` });
 };

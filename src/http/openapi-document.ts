@@ -16,11 +16,11 @@ import {
 } from '../api/errors.js';
 import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal } from '../api/refusals.js';
 import { KEY_REUSED_MESSAGE } from '../idempotency/idempotency-store.js';
-import { strictParamProblem, type RestRoute } from './rest-routes.js';
+import { REST_BASE_PATH } from './call-pipeline.js';
+import { strictParamProblem, type RestRoute } from './rest-plugin.js';
 
 export const API_TITLE = 'Animal Store';
 const API_VERSION = '1.0.0';
-export const REST_BASE_PATH = '/v1';
 const SECURITY_SCHEME = 'bearerAuth';
 
 type Operation = {

@@ -1,32 +1,181 @@
-// The REST surface under /v1: each route of rest-routes.ts's table is a Fastify route that calls its
-// procedure through its tRPC middleware chain, with the contract's rules: 404/405, the key checked
-// before the body is read, strict parameters, deprecation headers, 201 on create, the error envelope.
+// The REST surface under /v1, a codec of the call pipeline: its route table, read from the procedures'
+// `openapi` metadata, decodes a request into a call (strict parameters: query and path values are
+// strings, integers plain digits made numbers by `restInput`, so `null` is never 0; the JSON body by the
+// integer rule) and encodes the answer (the route's success status, the error envelope). The key is
+// checked and the budget taken before the body is read; 404/405, deprecation headers.
 // A departure from trpc-to-openapi's handler: docs/architecture.md ("departures").
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
-import { TRPCError } from '@trpc/server';
-import type { AppRouter } from '../api/root-router.js';
+import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
+import { z } from 'zod';
 import type { CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
-import { bodyText, parseJson } from '../domain/json-text.js';
+import type { ApiMeta } from '../api/meta.js';
+import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
+import { bodyText, integerFromDigits, parseJson } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, refuseEarly, takeBudget, type CallPipeline } from './call-pipeline.js';
+import { callerRefusal, refuseEarly, REST_BASE_PATH, takeBudget, type CallPipeline } from './call-pipeline.js';
 import { deprecationHeadersOf } from './deprecation-headers.js';
-import { docsPlugin } from './docs-plugin.js';
 import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
-import { API_TITLE, buildOpenApiDocument, REST_BASE_PATH } from './openapi-document.js';
-import {
-  allowedMethods,
-  BODY_METHODS,
-  buildRestRoutes,
-  decodeUnreserved,
-  hasEmptySegment,
-  restInput,
-  strictParamProblem,
-  type RestRoute,
-} from './rest-routes.js';
 
+// The route table.
+
+export interface RestRoute {
+  method: string;
+  /** The path as in the document, e.g. `/pets/{petId}`. */
+  path: string;
+  procedure: string;
+  meta: ApiMeta;
+  successStatus: number;
+  /** Every method served at this route's path (a 405's `Allow`): HEAD wherever GET is. */
+  allow: readonly string[];
+  /** Input fields that arrive as strings (query or path parameters); empty for body methods. */
+  params: ReadonlySet<string>;
+  /** Those of them that are numbers, read as integers. */
+  integerParams: ReadonlySet<string>;
+  /** Each input field's description, for the document's parameters. */
+  paramDescriptions: Readonly<Record<string, string>>;
+  pattern: RegExp;
+  /** The path in Fastify's syntax, e.g. `/pets/:petId`. */
+  fastifyPath: string;
+}
+
+/** The methods whose input is the JSON body; the others' input is the query and path parameters. */
+export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Looks through optional/default/prefault/nullable wrappers to the schema that parses the value. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  while (
+    current instanceof z.ZodOptional ||
+    current instanceof z.ZodDefault ||
+    current instanceof z.ZodPrefault ||
+    current instanceof z.ZodNullable
+  ) {
+    current = current.unwrap() as z.ZodType;
+  }
+  return current;
+}
+
+/** The fields of a procedure's object inputs (the only kind a REST route can carry), by name. */
+function inputFields(procedure: ProcedureInfo): Record<string, z.ZodType> {
+  const fields: Record<string, z.ZodType> = {};
+  for (const input of procedure.inputs) {
+    const object = input instanceof z.ZodType ? unwrap(input) : undefined;
+    if (object instanceof z.ZodObject) Object.assign(fields, object.shape);
+  }
+  return fields;
+}
+
+function pathPattern(path: string): RegExp {
+  const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, '(?<$1>[^/]+)');
+  return new RegExp(`^${source}/?$`);
+}
+
+export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
+  const routes: RestRoute[] = [];
+  for (const [name, procedure] of trpcInternals(router).procedures) {
+    const meta = procedure.meta;
+    if (!meta.openapi || meta.openapi.enabled === false) continue;
+    const { method, path } = meta.openapi;
+    const fromString = !BODY_METHODS.has(method);
+    const params = new Set<string>();
+    const integerParams = new Set<string>();
+    const paramDescriptions: Record<string, string> = {};
+    for (const [key, schema] of Object.entries(inputFields(procedure))) {
+      const field = unwrap(schema);
+      const description = schema.description ?? field.description;
+      if (description) paramDescriptions[key] = description;
+      if (fromString) params.add(key);
+      if (fromString && field instanceof z.ZodNumber) integerParams.add(key);
+    }
+    const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
+    routes.push({
+      method,
+      path,
+      procedure: name,
+      meta,
+      successStatus: meta.successStatus ?? 200,
+      allow: [],
+      params,
+      integerParams,
+      paramDescriptions,
+      pattern: pathPattern(path),
+      fastifyPath,
+    });
+  }
+  for (const route of routes) {
+    route.allow = routes
+      .filter((other) => other.path === route.path)
+      .flatMap((other) => (other.method === 'GET' ? ['GET', 'HEAD'] : [other.method]));
+  }
+  return routes;
+}
+
+/**
+ * The one percent-decoding rule of the REST paths (docs/decisions.md): an encoded unreserved character (RFC 3986 §2.3)
+ * is that character; any other encoding stays as sent, so it never matches a literal segment nor makes an integer.
+ */
+function decodeUnreserved(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoded, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(character) ? character : encoded;
+  });
+}
+
+/** A path with an empty segment (`/pets//`, `//pets`) names no resource. */
+function hasEmptySegment(path: string): boolean {
+  return path.includes('//');
+}
+
+/** The methods a path relative to /v1 (decoded, no query) answers to, for a 405's `Allow`; none if unknown. */
+function allowedMethods(routes: readonly RestRoute[], path: string): readonly string[] {
+  return routes.find((route) => route.pattern.test(path))?.allow ?? [];
+}
+
+/** The deprecation headers of the operation `method` and `path` name, for answers written outside the surface (src/app.ts). */
+export function deprecationHeadersAt(routes: readonly RestRoute[], method: string, path: string): Readonly<Record<string, string>> {
+  const decoded = decodeUnreserved(path);
+  const route = routes.find(
+    (route) => (route.method === method || (route.method === 'GET' && method === 'HEAD')) && route.pattern.test(decoded),
+  );
+  return (route && deprecationHeadersOf([route.meta])) ?? {};
+}
+
+const DECIMAL_INTEGER = /^-?\d+$/;
+
+/** What is wrong with the parameters, or null: integers in plain digits; each at most once, not empty (`?status=` must not list all). */
+export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
+  for (const name in query) {
+    // Unknown parameters are ignored (spec), repeated or not.
+    const value = query[name];
+    if (Array.isArray(value) && route.params.has(name)) return `${name}: must be given once`;
+    if (value === '' && route.params.has(name)) return `${name}: must not be empty`;
+  }
+  for (const name of route.integerParams) {
+    const value = pathParams[name] ?? query[name];
+    if (value !== undefined && !(typeof value === 'string' && DECIMAL_INTEGER.test(value))) {
+      return `${name}: must be an integer`;
+    }
+  }
+  return null;
+}
+
+/** The input, integers as numbers: a long digit string is a large one (json-text.ts), so the schema's range check speaks. */
+function restInput(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const name of route.params) {
+    const value = pathParams[name] ?? query[name];
+    if (value === undefined) continue;
+    input[name] = route.integerParams.has(name) ? integerFromDigits(value as string) : value;
+  }
+  return input;
+}
+
+// The plugin.
 export interface RestPluginOptions {
-  router: AppRouter;
+  /** buildRestRoutes of the router served. */
+  routes: readonly RestRoute[];
   createContext: CreateContext<FastifyReply>;
   keyRateLimiter: Limiter | null;
   pipeline: CallPipeline;
@@ -95,19 +244,7 @@ function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   }
 }
 
-export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { router, createContext, keyRateLimiter, pipeline }) => {
-  const routes = buildRestRoutes(router);
-
-  // Built at the first request for it, then kept; a failed build is not kept.
-  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
-  const openApiDocument = () => {
-    const building = (document ??= buildOpenApiDocument(router, routes));
-    building.catch(() => {
-      if (document === building) document = undefined;
-    });
-    return building;
-  };
-
+export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { routes, createContext, keyRateLimiter, pipeline }) => {
   // JSON is the only body read (other types: 415). Not Fastify's parser, which rounds numbers and calls
   // `__proto__` invalid JSON; as bytes, decoded strictly, where Fastify's string would hold U+FFFD.
   v1.removeContentTypeParser('text/plain');
@@ -118,14 +255,6 @@ export const restPlugin: FastifyPluginAsync<RestPluginOptions> = async (v1, { ro
   v1.setNotFoundHandler((request, reply) =>
     sendUnknownRoute(request, reply, allowedMethods(routes, decodeUnreserved(relativePath(request.url)))),
   );
-
-  // The document and its reference page are public: they hold no data, and are needed before a key.
-  v1.get('/openapi.json', async (_request, reply) => reply.send(await openApiDocument()));
-  await v1.register(docsPlugin, {
-    prefix: '/docs',
-    documentUrl: `${REST_BASE_PATH}/openapi.json`,
-    title: `${API_TITLE} API reference`,
-  });
 
   await v1.register(async (procedures) => {
     /** A route's onRequest hook, made per route (no lookup per request); callback-style, no promise. */

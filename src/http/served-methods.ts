@@ -1,7 +1,7 @@
 // The methods a server has a route for at a path, for a 405's `Allow` outside /v1 and /trpc (static
 // routes, whose patterns are their paths); and the methods the service answers anywhere.
 import type { FastifyInstance } from 'fastify';
-import type { RestRoute } from './rest-routes.js';
+import type { RestRoute } from './rest-plugin.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** `hasRoute` reads its url as a route pattern (`:name`, `*`, regexes): only plain paths are asked. */

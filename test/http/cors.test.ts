@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { appRouter } from '../../src/api/root-router.js';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../../src/http/cors.js';
-import { buildRestRoutes } from '../../src/http/rest-routes.js';
+import { buildRestRoutes } from '../../src/http/rest-plugin.js';
 import { methodsServedAnywhere } from '../../src/http/served-methods.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 

@@ -5,7 +5,7 @@ import type { AppRouter } from '../../src/api/root-router.js';
 import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer, json } from '../support/test-server.js';
 import { expectError } from '../support/expect-error.js';
 import { restOperations, restPath, trpcProcedures } from '../support/operations.js';
-import { BODY_METHODS } from '../../src/http/rest-routes.js';
+import { BODY_METHODS } from '../../src/http/rest-plugin.js';
 
 let server: TestServer;
 let petId: number;

@@ -3,7 +3,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { appRouter } from '../../src/api/root-router.js';
 import { trpcInternals } from '../../src/api/trpc-internals.js';
-import { buildRestRoutes } from '../../src/http/rest-routes.js';
+import { buildRestRoutes } from '../../src/http/rest-plugin.js';
 
 export interface RestOperation {
   operationId: string;
