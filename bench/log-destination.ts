@@ -37,7 +37,7 @@ if (process.env.LOG_DESTINATION) {
   const before = process.cpuUsage();
   for (let turn = 0; turn < TURNS; turn++) {
     for (let i = 0; i < PER_TURN; i++) {
-      // A fields object per line, as src/http/request-logging.ts makes it (its url redacted there).
+      // A fields object per line, as src/http/request-record.ts makes it (its url redacted there).
       logger.info({ ...line, url: redacted ? redactCredentialParameters(line.url) : line.url }, 'request completed');
     }
     await new Promise((resolve) => setImmediate(resolve));

@@ -4,9 +4,9 @@
 // in interleaved rounds; medians of the rounds are printed in µs per request.
 import { pino } from 'pino';
 import type { IncomingMessage } from 'node:http';
-import { requestChildLogger } from '../src/http/request-logging.js';
+import { requestChildLogger } from '../src/http/request-record.js';
 import { createServiceMetrics } from '../src/observability/metrics.js';
-import { addTraceLogFields, formatTraceparent, traceContextFor } from '../src/observability/trace-context.js';
+import { addTraceLogFields, formatTraceparent, traceContextFor } from '../src/http/request-record.js';
 
 const CALLS = Number(process.env.CALLS ?? 200_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
@@ -17,7 +17,7 @@ const untraced = { headers: {} } as unknown as IncomingMessage;
 const traced = { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as unknown as IncomingMessage;
 const line = { method: 'GET', route: '/v1/pets', url: '/v1/pets?limit=20', statusCode: 200, responseTimeMs: 1.2 };
 
-/** What src/http/request-logging.ts's request logger adds: the completion line. */
+/** What src/http/request-record.ts's request logger adds: the completion line. */
 interface LazyRequestLogger {
   completed(fields: object, message: string): void;
 }
@@ -36,7 +36,7 @@ const steps: Record<string, () => void> = {
     requestChildLogger(logger, { reqId: 'f3a1c2d4' }, {}, traced).info(line, 'request completed');
   },
   // The request's logger and its one line: a pino child per request (Fastify's own way), against
-  // ours, which makes the child only when something else logs (src/http/request-logging.ts).
+  // ours, which makes the child only when something else logs (src/http/request-record.ts).
   'pino child per request + line': () => {
     const bindings = { reqId: 'f3a1c2d4' };
     addTraceLogFields(bindings, traceContextFor(undefined));
@@ -45,7 +45,7 @@ const steps: Record<string, () => void> = {
   'lazy child (ours) + line': () =>
     (requestChildLogger(logger, { reqId: 'f3a1c2d4' }, {}, untraced) as unknown as LazyRequestLogger).completed(line, 'request completed'),
   'metrics: one request observed': () =>
-    metrics.observeRequest({ surface: 'rest', route: '/v1/pets', method: 'GET', statusCode: 200, durationSeconds: 0.0012 }),
+    metrics.duration.observe({ surface: 'rest', route: '/v1/pets', method: 'GET', status_code: 200 }, 0.0012),
 };
 
 const times: Record<string, number[]> = {};

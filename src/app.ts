@@ -22,7 +22,6 @@ import {
 } from './http/connections.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
-import { requestChildLogger, requestIdFor, requestLogController, traceContextOf } from './http/request-logging.js';
 import { API_TITLE } from './http/openapi-document.js';
 import { docsPlugin } from './http/docs-plugin.js';
 import { buildRestRoutes, deprecationHeadersAt, restPlugin } from './http/rest-plugin.js';
@@ -32,21 +31,30 @@ import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-li
 import {
   answerWriter,
   callPipeline,
+  rawHttpErrorResponse,
+  RESPONSE_HEADERS,
+  sendUnknownRoute,
+  trpcErrorSenders,
+} from './http/call-pipeline.js';
+import {
   escapeUndecodablePath,
+  formatTraceparent,
+  requestChildLogger,
+  requestIdFor,
+  requestLogController,
   requestRecorder,
   REST_BASE_PATH,
   surfaceOf,
+  traceContextOf,
   TRPC_PREFIX,
   type CallDecision,
-} from './http/call-pipeline.js';
-import { rawHttpErrorResponse, RESPONSE_HEADERS, sendUnknownRoute, trpcErrorSenders } from './http/error-senders.js';
+} from './http/request-record.js';
 import { trpcPlugin } from './http/trpc-plugin.js';
 import { createIdempotencyStore } from './idempotency/idempotency-store.js';
 import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits, describeRedisFault } from './limits/request-limiters.js';
 import { databaseHealth as trackDatabase, redisTracker } from './observability/dependencies.js';
 import { createServiceMetrics } from './observability/metrics.js';
-import { formatTraceparent } from './observability/trace-context.js';
 import { createPetRepository } from './pets/pet-repository.js';
 
 export type AppConfig = Pick<
@@ -137,7 +145,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
       : {};
   const app = Fastify({
     loggerInstance: logger,
-    // One line per request (src/http/request-logging.ts); the metrics are counted at the same moment.
+    // One line per request (src/http/request-record.ts); the metrics are counted at the same moment.
     logController: requestLogController(metrics && requestRecorder(metrics)),
     childLoggerFactory: requestChildLogger,
     bodyLimit: config.bodyLimitBytes,
@@ -153,7 +161,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: config.idleTimeoutMs,
-    // A caller's short X-Request-Id is kept, else a new id (src/http/request-logging.ts).
+    // A caller's short X-Request-Id is kept, else a new id (src/http/request-record.ts).
     requestIdHeader: false,
     genReqId: requestIdFor,
     // While shutting down, requests already on open connections are served, not refused with 503.

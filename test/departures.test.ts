@@ -13,9 +13,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
-import { requestChildLogger, traceContextOf } from '../src/http/request-logging.js';
+import { requestChildLogger, traceContextOf } from '../src/http/request-record.js';
 import { createLogger } from '../src/logger.js';
-import { addTraceLogFields } from '../src/observability/trace-context.js';
+import { addTraceLogFields } from '../src/http/request-record.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
 
@@ -94,7 +94,7 @@ describe("Prisma's SQLite adapter connection, its statements retried while the l
   });
 });
 
-describe("the request's logger made lazily (src/http/request-logging.ts), against Fastify's pino child per request", () => {
+describe("the request's logger made lazily (src/http/request-record.ts), against Fastify's pino child per request", () => {
   /** The app's logger (src/logger.ts) writing into `lines`, without each line's time (it differs between writes). */
   function capturingLogger(lines: unknown[]) {
     return createLogger(
@@ -107,7 +107,7 @@ describe("the request's logger made lazily (src/http/request-logging.ts), agains
       },
     );
   }
-  /** The completion line's writer, which src/http/request-logging.ts calls on its own logger. */
+  /** The completion line's writer, which src/http/request-record.ts calls on its own logger. */
   type Completing = { completed(fields: object, message: string): void };
 
   it('writes the same lines, fields in the same order, before and after something else logs', () => {

@@ -19,7 +19,7 @@ import { parseConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { authentication } from '../src/http/authentication.js';
 import { MAX_PARAM_LENGTH } from '../src/http/request-head-limits.js';
-import { requestLogController } from '../src/http/request-logging.js';
+import { requestLogController } from '../src/http/request-record.js';
 import { trpcHandlerOptions } from '../src/http/trpc-plugin.js';
 import { createRequestLimits } from '../src/limits/request-limiters.js';
 import { StorageHealth } from '../src/db/storage-health.js';

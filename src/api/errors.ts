@@ -1,6 +1,6 @@
 // Every error's answer, shaped here and nowhere else: whatever raised it becomes an `ErrorAnswer`
 // (status and message), sent as the REST envelope (spec section 7) or in tRPC's own error shape under
-// /trpc (src/http/error-senders.ts chooses).
+// /trpc (src/http/call-pipeline.ts chooses).
 //
 // A 500 never carries its message, which can name internals (SQL, files): that is for the log. A 503
 // keeps its message: only our own code answers 503, with a sentence written for the caller.

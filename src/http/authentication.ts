@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
 import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault } from '../db/database-errors.js';
-import { clientAddress, clientLimitKey } from '../limits/client-address.js';
+import { clientAddress, clientLimitKey } from './request-record.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { logUnavailable } from './failure-log.js';

@@ -1,98 +1,22 @@
-// A request's decisions (`request.call`): made at its arrival (request-logging.ts), filled where each fact is
-// first known, read by the log and the metrics once it is answered: no decision is re-derived from the status.
-// Also the stages both surfaces share, and the writing of RateLimit and a refusal's Retry-After.
+// The call pipeline both surfaces share. Admission: who is calling (the caller's refusal), the per-key
+// budget taken once per request (`takeBudget`), every refusal recorded once with its Retry-After
+// (`recordRefusal`). The run: a decoded call through its procedure's middleware chain, a failure
+// mapped and logged once. And how an answer looks on each surface: the envelope (REST and the rest) or
+// tRPC's error shape, through Fastify or as a whole response on a raw socket.
+import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { TRPCError } from '@trpc/server';
+import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AnswerWriter, Context } from '../api/context.js';
-import { answerForFastifyError } from '../api/errors.js';
-import { keyRateLimitRefusal, keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
+import { answerForFastifyError, errorEnvelope, trpcErrorShapes, type ClientErrorAnswer, type ErrorAnswer } from '../api/errors.js';
+import { keyRateLimitRefusal, keyRefusal, type Refusal } from '../api/refusals.js';
 import type { AppRouter } from '../api/root-router.js';
-import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
+import { trpcInternals } from '../api/trpc-internals.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
-import { sendEnvelope, trpcErrorSenders } from './error-senders.js';
 import { logFailure } from './failure-log.js';
 import { announcesBody } from './request-bodies.js';
-
-export const TRPC_PREFIX = '/trpc';
-export const REST_BASE_PATH = '/v1';
-
-/** How /trpc classified a request from its head (trpc-plugin.ts, classify). */
-export interface TrpcRequestKind {
-  /** `none`: tRPC answers without running a call; `call`: one call; `batch`: several calls, or a stream. */
-  readonly kind: 'none' | 'call' | 'batch';
-  readonly batched: boolean;
-  readonly procedure: ProcedureInfo | undefined;
-  /** The direct way may answer it (`call` only; unless the body starts with a byte order mark). */
-  readonly direct: boolean;
-  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations). */
-  readonly plain: boolean;
-}
-
-/** What was decided about one request, by the step that decided it. */
-export interface CallDecision {
-  readonly surface: Surface;
-  /** What it asked for, as a pattern (`/v1/pets/{petId}`, `/trpc/pets.list`); null: the Fastify route's, if any. */
-  route: string | null;
-  /** The procedures a /trpc request named, each a real one (a batch: several); null elsewhere. */
-  procedures: readonly string[] | null;
-  /** How /trpc classified it from its head (trpc-plugin.ts); null elsewhere. */
-  trpc: TrpcRequestKind | null;
-  /** Who is calling (authentication.ts); null only when Fastify refused the request before its hooks. */
-  caller: Caller | null;
-  budget: LimitDecision | null;
-  refusal: Refusal | null;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    call: CallDecision;
-  }
-}
-
-function isUnder(target: string, prefix: string): boolean {
-  if (!target.startsWith(prefix)) return false;
-  const next = target[prefix.length];
-  return next === undefined || next === '/' || next === '?';
-}
-
-/** The surface a request target is under: the one place that tells /trpc from /v1 from the rest. */
-export function surfaceOf(target: string): Surface {
-  if (isUnder(target, TRPC_PREFIX)) return 'trpc';
-  if (isUnder(target, REST_BASE_PATH)) return 'rest';
-  return 'other';
-}
-
-/** Whether a percent-encoded text decodes (decodeURIComponent): the one test of an encoding's validity. */
-export function decodable(text: string): boolean {
-  try {
-    decodeURIComponent(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Fastify's `rewriteUrl`. Its router refuses a path nothing can decode (`%ZZ`, bytes not UTF-8) with 400 before any
- * hook, so before the key check; its `%`s are escaped as `%25` instead, and it routes like any other.
- */
-export function escapeUndecodablePath({ url = '/' }: { url?: string }): string {
-  const queryStart = url.indexOf('?');
-  const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  return !path.includes('%') || decodable(path) ? url : path.replaceAll('%', '%25') + url.slice(path.length);
-}
-
-export function newCall(url: string): CallDecision {
-  return { surface: surfaceOf(url), route: null, procedures: null, trpc: null, caller: null, budget: null, refusal: null };
-}
-
-/** The route a request was for, for the log and the metrics: the surface's pattern, else the Fastify route, else null. */
-export function routeOf(request: FastifyRequest): string | null {
-  return request.call.route ?? request.routeOptions.url ?? null;
-}
+import { formatTraceparent, traceContextFor, type CallDecision } from './request-record.js';
 
 const NO_KEY = keyRefusal(false);
 
@@ -194,50 +118,87 @@ export function callPipeline(router: AppRouter, databaseHealth: DatabaseHealth |
 
 export type CallPipeline = ReturnType<typeof callPipeline>;
 
-// What one answered request adds to the metrics, read from its decisions; called by the request
-// log's controller (request-logging.ts), so it costs no hook of its own.
+// Answers in each surface's shape.
+/** Headers every response carries: API answers are not for sniffing or for shared caches. */
+export const RESPONSE_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
 
-/** HTTP methods kept as label values; anything else Node's parser lets through is `OTHER`. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export function sendEnvelope(reply: FastifyReply, { status, message }: ErrorAnswer): FastifyReply {
+  const envelope = errorEnvelope(status, message);
+  return reply.code(envelope.status).type('application/json; charset=utf-8').send(envelope);
+}
 
-export type RequestRecorder = (request: FastifyRequest, reply: FastifyReply, elapsedMs: number) => void;
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return sendEnvelope(reply, { status, message });
+}
 
-export function requestRecorder(metrics: ServiceMetrics): RequestRecorder {
-  /** The procedure a /trpc request named (a batch: `batch`, each call counted), or the route pattern: never the URL. */
-  function routeLabel(request: FastifyRequest): string {
-    const { surface, procedures } = request.call;
-    if (surface === 'trpc') {
-      if (procedures === null) return ROUTE_LABELS.unmatched;
-      if (procedures.length === 1) return procedures[0]!;
-      for (const procedure of procedures) metrics.batchedCall(procedure);
-      return ROUTE_LABELS.batch;
-    }
-    return routeOf(request) ?? ROUTE_LABELS.unmatched;
-  }
+/** A path no route serves: 404 in the envelope, on every server and surface but /trpc. */
+export function sendNoSuchResource(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, 404, `No such resource: ${request.method} ${request.url.split('?')[0]}`);
+}
 
-  /** Refusals by the reason recorded where they were decided; idempotent replays by their header. */
-  function countOutcome(surface: Surface, request: FastifyRequest, reply: FastifyReply, status: number): void {
-    const refusal = request.call.refusal;
-    if (refusal !== null) {
-      const reason = refusal.reason;
-      if (reason === 'missing_key' || reason === 'invalid_key') metrics.authenticationFailed(surface, reason);
-      else if (reason === 'auth_failures' || reason === 'per_key') metrics.rateLimitRefused(surface, reason);
-      else if (reason === 'database_unavailable') metrics.databaseUnavailable(surface);
-    } else if (status < 300 && request.method === 'POST' && reply.getHeader('idempotent-replayed') === 'true') {
-      metrics.idempotentReplay(surface);
-    }
-  }
+/** No route for this method: 405 with `Allow` when the path is served with `allowed`, else 404. */
+export function sendUnknownRoute(request: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): FastifyReply {
+  if (allowed.length === 0) return sendNoSuchResource(request, reply);
+  reply.header('allow', allowed.join(', '));
+  const [last, ...others] = [...allowed].reverse();
+  const choices = others.length === 0 ? last : `${others.reverse().join(', ')} or ${last}`;
+  return sendError(reply, 405, `${request.method} is not supported here; use ${choices}`);
+}
 
-  return (request, reply, elapsedMs) => {
-    const surface = request.call.surface;
-    const status = reply.statusCode;
-    metrics.observeRequest({
-      surface,
-      route: routeLabel(request),
-      method: METHODS.has(request.method) ? request.method : 'OTHER',
-      statusCode: status,
-      durationSeconds: elapsedMs / 1000,
-    });
-    countOutcome(surface, request, reply, status);
+const RAW_REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+const RAW_RESPONSE_HEADERS = Object.entries(RESPONSE_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
+/** A whole HTTP/1.1 response for a request Node refused: a new request id and trace, since its own could not be read. */
+function rawHttpResponse(
+  answer: ClientErrorAnswer,
+  contentType: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+): string {
+  const reason = RAW_REASONS[answer.status] ?? 'Bad Request';
+  const more = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return (
+    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${contentType}\r\n${answer.allow ? `Allow: ${answer.allow}\r\n` : ''}` +
+    `${RAW_RESPONSE_HEADERS}${more}X-Request-Id: ${randomUUID()}\r\ntraceparent: ${formatTraceparent(traceContextFor(undefined))}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${answer.isHead ? '' : body}`
+  );
+}
+
+/** The envelope in a whole response, for a request Node's parser refused (Fastify's answer has another shape). */
+export function rawHttpErrorResponse(answer: ClientErrorAnswer, headers?: Readonly<Record<string, string>>): string {
+  return rawHttpResponse(answer, 'application/json; charset=utf-8', JSON.stringify(errorEnvelope(answer.status, answer.message)), headers);
+}
+
+/** tRPC's headers on every JSON answer (resolveResponse). */
+export const TRPC_JSON_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 'application/json' } as const;
+
+const asIs = (text: string) => text;
+
+/**
+ * Sends `Content-Type: application/json` exactly, as tRPC does: Fastify adds `; charset=utf-8` to a string without a
+ * serializer. A string, in one write with the head (a Buffer would be a copy and a second chunk).
+ */
+export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
+  return reply.code(status).headers(headers).serializer(asIs).send(text);
+}
+
+/** tRPC's error shape for a request as a whole (no procedure ran), sent through Fastify or on a raw socket. */
+export function trpcErrorSenders(router: AnyTRPCRouter) {
+  const { requestBody } = trpcErrorShapes(router);
+  return {
+    send: (reply: FastifyReply, answer: ErrorAnswer): FastifyReply =>
+      sendTrpcJson(reply, answer.status, TRPC_JSON_HEADERS, requestBody(answer)),
+    /** A whole HTTP response for a request Node's parser refused. */
+    rawResponse: (answer: ClientErrorAnswer): string => rawHttpResponse(answer, TRPC_JSON_HEADERS['content-type'], requestBody(answer)),
   };
 }

@@ -5,7 +5,7 @@ import cors from '@fastify/cors';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ErrorAnswer } from '../api/errors.js';
-import { sendEnvelope } from './error-senders.js';
+import { sendEnvelope } from './call-pipeline.js';
 
 /** How long a browser may keep a preflight's answer, in seconds (Chromium's cap). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;

@@ -10,7 +10,7 @@ import type { StorageHealth } from '../db/storage-health.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
 import { databaseFaultRefusal } from '../api/refusals.js';
 import { recordRefusal } from './call-pipeline.js';
-import { sendError } from './error-senders.js';
+import { sendError } from './call-pipeline.js';
 
 /** How long a probe of the database may take before it counts as down. */
 const DATABASE_PROBE_TIMEOUT_MS = 2_000;

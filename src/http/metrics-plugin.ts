@@ -5,7 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { sendUnknownRoute } from './error-senders.js';
+import { sendUnknownRoute } from './call-pipeline.js';
 import { servedMethods } from './served-methods.js';
 
 type ServiceServer = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger>;

@@ -16,7 +16,7 @@ import {
 } from '../api/errors.js';
 import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal } from '../api/refusals.js';
 import { KEY_REUSED_MESSAGE } from '../idempotency/idempotency-store.js';
-import { REST_BASE_PATH } from './call-pipeline.js';
+import { REST_BASE_PATH } from './request-record.js';
 import { strictParamProblem, type RestRoute } from './rest-plugin.js';
 
 export const API_TITLE = 'Animal Store';

@@ -13,9 +13,17 @@ import type { ApiMeta } from '../api/meta.js';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';
 import { bodyText, integerFromDigits, parseJson } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, refuseEarly, REST_BASE_PATH, takeBudget, type CallPipeline } from './call-pipeline.js';
+import {
+  callerRefusal,
+  refuseEarly,
+  sendEnvelope,
+  sendNoSuchResource,
+  sendUnknownRoute,
+  takeBudget,
+  type CallPipeline,
+} from './call-pipeline.js';
+import { REST_BASE_PATH } from './request-record.js';
 import { deprecationHeadersOf } from './deprecation-headers.js';
-import { sendEnvelope, sendNoSuchResource, sendUnknownRoute } from './error-senders.js';
 
 // The route table.
 

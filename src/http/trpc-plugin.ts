@@ -14,9 +14,17 @@ import { batchTooLargeRefusal, unknownProcedureRefusal, type Refusal } from '../
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';
 import { bodyText, parseJson, withIntegerRule } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';
-import { callerRefusal, decodable, refuseEarly, takeBudget, type CallPipeline, type TrpcRequestKind } from './call-pipeline.js';
+import {
+  callerRefusal,
+  refuseEarly,
+  sendTrpcJson,
+  takeBudget,
+  TRPC_JSON_HEADERS,
+  trpcErrorSenders,
+  type CallPipeline,
+} from './call-pipeline.js';
+import { decodable, type TrpcRequestKind } from './request-record.js';
 import { deprecationHeadersOf } from './deprecation-headers.js';
-import { sendTrpcJson, TRPC_JSON_HEADERS, trpcErrorSenders } from './error-senders.js';
 
 /** The methods tRPC serves (a 405's Allow for those it cannot be handed). */
 const TRPC_METHODS = 'GET, POST';
@@ -272,7 +280,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
     const { path } = request.params;
     // tRPC refuses a path it cannot decode as text/plain: the same answer here, as JSON. (One Fastify
-    // could not decode arrives with its `%` escaped: call-pipeline.ts, escapeUndecodablePath.)
+    // could not decode arrives with its `%` escaped: request-record.ts, escapeUndecodablePath.)
     if (path.includes('%') && !decodable(path)) return send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
     if (request.method === 'TRACE') {

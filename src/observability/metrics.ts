@@ -1,5 +1,5 @@
-// The service's Prometheus metrics: names, labels, buckets; filled once per answered request by
-// src/http/call-pipeline.ts (requestRecorder). Every label value comes from a closed set, so the
+// The service's Prometheus metrics: names, labels, buckets. The request metrics are prom-client's own
+// objects, filled once per answered request by src/http/request-record.ts (requestRecorder). Every label value comes from a closed set, so the
 // series stay bounded whatever URLs callers send. @see docs/observability.md "Metrics (Prometheus)"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BuildInfo } from '../config.js';
@@ -8,15 +8,6 @@ import type { DependencyState } from './dependencies.js';
 
 /** 'other': health, metrics, unknown paths. */
 export type Surface = 'rest' | 'trpc' | 'other';
-
-interface RequestObservation {
-  surface: Surface;
-  /** A route pattern, a tRPC procedure, or one of ROUTE_LABELS. */
-  route: string;
-  method: string;
-  statusCode: number;
-  durationSeconds: number;
-}
 
 /** The route label of requests that are not one known route (unknown path or method; a tRPC batch of several calls). */
 export const ROUTE_LABELS = {
@@ -32,13 +23,14 @@ const REQUEST_LABELS = ['surface', 'route', 'method', 'status_code'] as const;
 export interface ServiceMetrics {
   /** Everything /metrics exposes: this service's metrics and the process's. */
   registry: Registry;
-  observeRequest(request: RequestObservation): void;
-  rateLimitRefused(surface: Surface, limit: 'per_key' | 'auth_failures'): void;
-  authenticationFailed(surface: Surface, reason: 'missing_key' | 'invalid_key'): void;
-  idempotentReplay(surface: Surface): void;
-  databaseUnavailable(surface: Surface): void;
-  /** One call inside a tRPC batch of several. */
-  batchedCall(procedure: string): void;
+  /** Per answered request: its duration by surface, route (a pattern, a procedure, or one of ROUTE_LABELS), method, status. */
+  duration: Histogram<(typeof REQUEST_LABELS)[number]>;
+  rateLimitRefusals: Counter<'surface' | 'limit'>;
+  authenticationFailures: Counter<'surface' | 'reason'>;
+  idempotentReplays: Counter<'surface'>;
+  databaseUnavailable: Counter<'surface'>;
+  /** Calls inside a tRPC batch of several. */
+  batchedCalls: Counter<'procedure'>;
 }
 
 /** What the connection limits did so far (src/http/connections.ts). */
@@ -250,13 +242,11 @@ export function createServiceMetrics(
 
   return {
     registry: Registry.merge([registry, processMetrics()]),
-    observeRequest({ surface, route, method, statusCode, durationSeconds }) {
-      duration.observe({ surface, route, method, status_code: statusCode }, durationSeconds);
-    },
-    rateLimitRefused: (surface, limit) => rateLimitRefusals.inc({ surface, limit }),
-    authenticationFailed: (surface, reason) => authenticationFailures.inc({ surface, reason }),
-    idempotentReplay: (surface) => idempotentReplays.inc({ surface }),
-    databaseUnavailable: (surface) => databaseUnavailable.inc({ surface }),
-    batchedCall: (procedure) => batchedCalls.inc({ procedure }),
+    duration,
+    rateLimitRefusals,
+    authenticationFailures,
+    idempotentReplays,
+    databaseUnavailable,
+    batchedCalls,
   };
 }

@@ -9,7 +9,7 @@ import { createApiKeyVerifier } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
 import { authentication } from '../../src/http/authentication.js';
-import { requestLogController } from '../../src/http/request-logging.js';
+import { requestLogController } from '../../src/http/request-record.js';
 import { FixedWindowLimiter } from '../../src/limits/fixed-window-limiter.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

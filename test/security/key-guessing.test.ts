@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
-import { canonicalAddress, clientLimitKey } from '../../src/limits/client-address.js';
+import { canonicalAddress, clientLimitKey } from '../../src/http/request-record.js';
 import type { Provider } from '../../src/db/providers.js';
 import { API_KEY, startTestServer, type TestServer, type TestServerOptions } from '../support/test-server.js';
 
