@@ -9,7 +9,7 @@
 //   limits/ observability/
 //   config.ts logger.ts           the settings (config.ts knows which DATABASE_URL is which: db/providers.ts)
 //   db/                           the database: connections, SQL, migrations, errors
-//   domain/ runtime/              pure rules: the pet schemas, int64, messages, deprecation; Node lines
+//   domain/ runtime/              pure rules: the pet schemas and int64, messages, deprecation; Node lines
 //
 // client/ is the client package (npm run client:pack): its source may use the router's type and the
 // request limits of src/, nothing else of it, and no package but its peers and its dependency.

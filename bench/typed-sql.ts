@@ -19,8 +19,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { makeTypedQueryFactory } from '@prisma/client/runtime/client';
 import pg from 'pg';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
-import { int64FromDatabase } from '../src/domain/int64.js';
-import type { Pet } from '../src/domain/pet-schemas.js';
+import { int64FromDatabase, type Pet } from '../src/domain/pet-schemas.js';
 import { createPetRepository } from '../src/pets/pet-repository.js';
 import { seedPets, seedPostgresPets } from './seed.js';
 

@@ -129,7 +129,7 @@ export interface PostgresOptions {
 
 const asText = (text: string) => text;
 
-/** int8 as its text (pg's own parser tests it with a regex first); read through src/domain/int64.ts. */
+/** int8 as its text (pg's own parser tests it with a regex first); read through src/domain/pet-schemas.ts. */
 const POSTGRES_TYPES: pg.CustomTypesConfig = {
   getTypeParser: (oid, format) =>
     oid === pg.types.builtins.INT8 && format !== 'binary' ? asText : (pg.types.getTypeParser(oid, format) as unknown),

@@ -1,8 +1,7 @@
 // Pets data access, the only code touching the `pets` table: contract types out (numbers for int64),
 // one statement per operation (src/db/sql.ts), inside a transaction or not.
-import { int64FromDatabase } from '../domain/int64.js';
 import { statement, type SqlRow, type SqlSession } from '../db/sql.js';
-import { DEFAULT_PET_STATUS, type ListPetsInput, type NewPet, type Pet } from '../domain/pet-schemas.js';
+import { DEFAULT_PET_STATUS, int64FromDatabase, type ListPetsInput, type NewPet, type Pet } from '../domain/pet-schemas.js';
 
 export interface PetRepository {
   /** Ascending id, optional status, ids above `after`, at most `limit`. */
