@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { callTRPCProcedure, initTRPC, TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Context } from '../src/api/context.js';
+import type { Context } from '../src/api/trpc.js';
 import { appRouter } from '../src/api/root-router.js';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { parseConfig } from '../src/config.js';

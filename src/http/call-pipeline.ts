@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import type { AnswerWriter, Context } from '../api/context.js';
+import type { AnswerWriter, Context } from '../api/trpc.js';
 import { answerForFastifyError } from '../api/errors.js';
 import { keyRateLimitRefusal, keyRefusal, type Caller, type Refusal } from '../api/refusals.js';
 import type { AppRouter } from '../api/root-router.js';

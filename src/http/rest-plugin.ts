@@ -5,7 +5,7 @@
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../api/root-router.js';
-import type { CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
+import type { CreateContext, NextPageInput, NextPageWriter } from '../api/trpc.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import { bodyText, parseJson } from '../domain/json-text.js';
 import type { Limiter } from '../limits/fixed-window-limiter.js';

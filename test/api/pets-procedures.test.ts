@@ -1,13 +1,12 @@
-// The pet procedures' behaviour, called in-process through tRPC's caller (createCallerFactory from
-// src/api/trpc.ts) with the context both surfaces make (src/api/context.ts), on a real SQLite file:
+// The pet procedures' behaviour, called in-process through tRPC's caller (createCallerFactory) with the
+// context both surfaces make (contextFactory), both from src/api/trpc.ts, on a real SQLite file:
 // the same middleware, validation, errors and data access as over HTTP, without a socket. What the
 // wire looks like (statuses, headers, envelopes, tRPC's shape) stays in the HTTP suites.
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFactory, type AnswerWriter, type NextPageInput } from '../../src/api/context.js';
 import { keyRefusal, knownCaller, lockedOutRefusal, refusedCaller, type Refusal } from '../../src/api/refusals.js';
 import { appRouter } from '../../src/api/root-router.js';
-import { createCallerFactory } from '../../src/api/trpc.js';
+import { contextFactory, createCallerFactory, type AnswerWriter, type NextPageInput } from '../../src/api/trpc.js';
 import type { ApiKeyIdentity } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
