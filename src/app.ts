@@ -41,7 +41,7 @@ import { createRequestLimits, describeRedisFault } from './limits/request-limite
 import { databaseHealth as trackDatabase, redisTracker } from './observability/dependencies.js';
 import { createServiceMetrics } from './observability/metrics.js';
 import { formatTraceparent } from './observability/trace-context.js';
-import { createPetRepository } from './pets/pet-repository.js';
+import { createPetRepository } from './db/sql.js';
 
 export type AppConfig = Pick<
   Config,

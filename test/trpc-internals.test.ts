@@ -15,7 +15,7 @@ import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js'
 import { parseConfig } from '../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { createIdempotencyStore } from '../src/idempotency/idempotency-store.js';
-import { createPetRepository } from '../src/pets/pet-repository.js';
+import { createPetRepository } from '../src/db/sql.js';
 import { keyRefusal, knownCaller, refusedCaller } from '../src/api/refusals.js';
 import type { ApiKeyIdentity } from '../src/auth/api-keys.js';
 import { StorageHealth } from '../src/db/storage-health.js';

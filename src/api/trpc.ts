@@ -4,10 +4,10 @@
 // caller factory and procedures the routers and their callers use.
 import { initTRPC, type TRPCError } from '@trpc/server';
 import { databaseFault } from '../db/database-errors.js';
+import type { PetRepository } from '../db/sql.js';
 import type { StorageHealth } from '../db/storage-health.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
-import type { PetRepository } from '../pets/pet-repository.js';
 import { formatTrpcError, trpcErrorOfRefusal, trpcErrorOfServiceError } from './errors.js';
 import type { ApiMeta } from './meta.js';
 import { databaseFaultRefusal, keyRateLimitRefusal, keyRefusal, refusedCaller, type Caller, type Refusal } from './refusals.js';

@@ -10,11 +10,11 @@ import { contextFactory, createCallerFactory, type AnswerWriter, type NextPageIn
 import type { ApiKeyIdentity } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { createPetRepository } from '../../src/db/sql.js';
 import { StorageHealth } from '../../src/db/storage-health.js';
 import { DomainError } from '../../src/domain/domain-errors.js';
 import { createIdempotencyStore, KEY_REUSED_MESSAGE } from '../../src/idempotency/idempotency-store.js';
 import { FixedWindowLimiter, type LimitDecision, type Limiter } from '../../src/limits/fixed-window-limiter.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /** What a surface would have written on its answer: the facts a procedure reported. */
