@@ -17,7 +17,7 @@ import { migrateDatabase, openDatabase, type Database } from '../src/db/database
 import { createIdempotencyStore } from '../src/idempotency/idempotency-store.js';
 import { createPetRepository } from '../src/db/sql.js';
 import { keyRefusal, knownCaller, refusedCaller } from '../src/api/refusals.js';
-import type { ApiKeyIdentity } from '../src/auth/api-keys.js';
+import type { ApiKeyIdentity } from '../src/domain/api-key-shape.js';
 import { StorageHealth } from '../src/db/storage-health.js';
 
 type Outcome = { data: unknown } | { error: { code: string; message: string; cause: string | undefined; shape: unknown } };

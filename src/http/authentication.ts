@@ -7,8 +7,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
-import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
+import type { ApiKeyVerifier } from '../auth/api-keys.js';
 import { databaseFault } from '../db/database-errors.js';
+import { digestOfHeader, type ApiKeyIdentity } from '../domain/api-key-shape.js';
 import { clientAddress, clientLimitKey } from '../limits/client-address.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
