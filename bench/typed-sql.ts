@@ -1,5 +1,5 @@
 // `npx tsx bench/typed-sql.ts`: Prisma's TypedSQL (`$queryRawTyped`) against the service's
-// driver-level statements (src/db/sql.ts through src/pets/pet-repository.ts) for the hot
+// driver-level statements (src/db/sql.ts, its pet repository) for the hot
 // statements (a list of 20, a get, a create), on SQLite and PostgreSQL, in one process, one call
 // at a time, rounds interleaved; medians of the rounds of the process's CPU time and of the wall
 // time per call (µs). The typed queries are made
@@ -19,9 +19,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { makeTypedQueryFactory } from '@prisma/client/runtime/client';
 import pg from 'pg';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
-import { int64FromDatabase } from '../src/domain/int64.js';
-import type { Pet } from '../src/domain/pet-schemas.js';
-import { createPetRepository } from '../src/pets/pet-repository.js';
+import { int64FromDatabase, type Pet } from '../src/domain/pet-schemas.js';
+import { createPetRepository } from '../src/db/sql.js';
 import { seedPets, seedPostgresPets } from './seed.js';
 
 const CALLS = Number(process.env.CALLS ?? 2_000);

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { appRouter, type AppRouter } from './api/root-router.js';
-import { contextFactory, type Context, type CreateContext } from './api/context.js';
+import { contextFactory, type Context, type CreateContext } from './api/trpc.js';
 import { answerForClientError, answerForConnect, type ClientErrorAnswer } from './api/errors.js';
 import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
@@ -55,7 +55,7 @@ import { StorageHealth } from './db/storage-health.js';
 import { createRequestLimits, describeRedisFault } from './limits/request-limiters.js';
 import { databaseHealth as trackDatabase, redisTracker } from './observability/dependencies.js';
 import { createServiceMetrics } from './observability/metrics.js';
-import { createPetRepository } from './pets/pet-repository.js';
+import { createPetRepository } from './db/sql.js';
 
 export type AppConfig = Pick<
   Config,

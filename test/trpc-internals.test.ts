@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { callTRPCProcedure, initTRPC, TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Context } from '../src/api/context.js';
+import type { Context } from '../src/api/trpc.js';
 import { appRouter } from '../src/api/root-router.js';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { parseConfig } from '../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { createIdempotencyStore } from '../src/idempotency/idempotency-store.js';
-import { createPetRepository } from '../src/pets/pet-repository.js';
+import { createPetRepository } from '../src/db/sql.js';
 import { keyRefusal, knownCaller, refusedCaller } from '../src/api/refusals.js';
-import type { ApiKeyIdentity } from '../src/auth/api-keys.js';
+import type { ApiKeyIdentity } from '../src/domain/api-key-shape.js';
 import { StorageHealth } from '../src/db/storage-health.js';
 
 type Outcome = { data: unknown } | { error: { code: string; message: string; cause: string | undefined; shape: unknown } };

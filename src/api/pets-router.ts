@@ -4,7 +4,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { protectedProcedure, router } from './trpc.js';
 import { KEY_SYNTAX, parseIdempotencyKey } from '../idempotency/idempotency-store.js';
-import { createPetRepository } from '../pets/pet-repository.js';
+import { createPetRepository } from '../db/sql.js';
 import { GetPetInput, ListPetsInput, NewPet, Pet, Pets } from '../domain/pet-schemas.js';
 
 const TAGS = ['Pets'];

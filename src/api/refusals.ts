@@ -1,7 +1,7 @@
 // Why a request is refused before its procedure runs, made here for the code that decides it, so
 // both surfaces refuse for the same reasons with the same words (src/api/errors.ts shapes the answer).
-import type { ApiKeyIdentity } from '../auth/api-keys.js';
 import { DATABASE_FAULT_MESSAGES, RETRY_AFTER_SECONDS, type DatabaseFault } from '../db/database-errors.js';
+import type { ApiKeyIdentity } from '../domain/api-key-shape.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 
 /** The tRPC error codes a refusal may carry. */

@@ -2,7 +2,8 @@
 // Nothing is cached, so a revocation holds on every instance at the key's next request.
 import type Sqlite from 'better-sqlite3';
 import type { PrismaClient } from '../db/database.js';
-import { generateApiKey, hashApiKey, type StoredKeys } from './api-keys.js';
+import { hashApiKey } from '../domain/api-key-shape.js';
+import { generateApiKey, type StoredKeys } from './api-keys.js';
 
 /** last_used_at written at most this often per key: a request must not cost a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -24,7 +24,7 @@ import {
 import { busyRetryingStatements, retryWhileBusy, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy-retry.js';
 import { postgresDatabase, sqliteDatabase, type SqlDatabase } from './sql.js';
 
-/** Either provider's client: ids differ in type only (read through src/domain/int64.ts). */
+/** Either provider's client: ids differ in type only (read through src/domain/pet-schemas.ts). */
 export type PrismaClient = SqlitePrismaClient;
 
 export interface Database {

@@ -1,13 +1,15 @@
 // Hot-path SQL on the drivers, not Prisma (docs/benchmarks.md, "hot-path SQL as driver statements"); the one place
-// the dialects differ.
+// the dialects differ. Its last section is the pets table's: the only code touching that table, one statement per
+// operation, rows out as the contract's Pets (numbers for int64), inside a transaction or not.
 // @see docs/architecture.md "Where we depart from a library, and why"
 import type Sqlite from 'better-sqlite3';
 import pg from 'pg';
+import { DEFAULT_PET_STATUS, int64FromDatabase, type ListPetsInput, type NewPet, type Pet } from '../domain/pet-schemas.js';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
 
 export type SqlDialect = 'sqlite' | 'postgresql';
 type SqlValue = string | number | bigint | Date | null;
-export type SqlRow = unknown[];
+type SqlRow = unknown[];
 
 export interface Statement {
   readonly name: string;
@@ -129,7 +131,7 @@ export interface PostgresOptions {
 
 const asText = (text: string) => text;
 
-/** int8 as its text (pg's own parser tests it with a regex first); read through src/domain/int64.ts. */
+/** int8 as its text (pg's own parser tests it with a regex first); read through src/domain/pet-schemas.ts. */
 const POSTGRES_TYPES: pg.CustomTypesConfig = {
   getTypeParser: (oid, format) =>
     oid === pg.types.builtins.INT8 && format !== 'binary' ? asText : (pg.types.getTypeParser(oid, format) as unknown),
@@ -182,5 +184,61 @@ export function postgresDatabase(pool: pg.Pool, options: PostgresOptions): SqlDa
       }
     },
     isUniqueViolation: (error) => error instanceof pg.DatabaseError && error.code === '23505',
+  };
+}
+
+// The pets table.
+
+export interface PetRepository {
+  /** Ascending id, optional status, ids above `after`, at most `limit`. */
+  list(query: ListPetsInput): Promise<Pet[]>;
+  create(pet: NewPet): Promise<Pet>;
+  findById(id: number): Promise<Pet | null>;
+}
+
+const PET_COLUMNS = 'id, name, category_id, status';
+
+/**
+ * Exported for tests of the query plans. A list is a key range, never OFFSET. The PostgreSQL status
+ * list uses a row comparison: a generic plan for `status = $1 AND id > $2` would scan the primary key.
+ */
+export const PET_STATEMENTS = {
+  list: statement('pets_list', `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id ASC LIMIT ?`),
+  listByStatus: statement('pets_list_by_status', `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id ASC LIMIT ?`, {
+    postgresql: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND (status, id) > ($1, $2) ORDER BY status, id LIMIT $3`,
+  }),
+  insert: statement('pets_insert', `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`),
+  byId: statement('pets_by_id', `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
+};
+
+function toPet(row: SqlRow): Pet {
+  return {
+    id: int64FromDatabase(row[0] as bigint),
+    name: row[1] as string,
+    categoryId: int64FromDatabase(row[2] as bigint),
+    status: row[3] as Pet['status'],
+  };
+}
+
+/** The pets of a session: the database's own (`Database.sql`) or a transaction's. */
+export function createPetRepository(session: SqlSession): PetRepository {
+  return {
+    async list({ limit, status, after = 0 }) {
+      const rows = status
+        ? await session.query(PET_STATEMENTS.listByStatus, [status, after, limit])
+        : await session.query(PET_STATEMENTS.list, [after, limit]);
+      return rows.map(toPet);
+    },
+
+    async create({ name, categoryId, status = DEFAULT_PET_STATUS }) {
+      const [row] = await session.query(PET_STATEMENTS.insert, [name, categoryId, status]);
+      if (!row) throw new Error('INSERT … RETURNING returned no row');
+      return toPet(row);
+    },
+
+    async findById(id) {
+      const [row] = await session.query(PET_STATEMENTS.byId, [id]);
+      return row ? toPet(row) : null;
+    },
   };
 }

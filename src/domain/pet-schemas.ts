@@ -1,7 +1,8 @@
 // The contract's pet records (spec section 2) as zod schemas: input and output on both surfaces, and
-// the OpenAPI document's components.
+// the OpenAPI document's components. With them the int64 id rule: ids are JSON numbers, so only up to
+// 2^53 − 1; a larger one is refused (400), never rounded, though the columns are 64-bit
+// (docs/decisions.md), and a database's int64 is read back into that range.
 import { z } from 'zod';
-import { int64Id } from './int64.js';
 import { expected, integerMessages } from './validation-messages.js';
 
 const PET_STATUSES = ['available', 'pending', 'sold'] as const;
@@ -14,6 +15,22 @@ const LIST_LIMIT = { default: 20, min: 1, max: 100 } as const;
 
 /** The spec sets no limit: docs/decisions.md, "Length limit on `name`". */
 const NAME_MAX_LENGTH = 100;
+
+const int64Messages = integerMessages({ min: 1, max: Number.MAX_SAFE_INTEGER, maxLabel: `${Number.MAX_SAFE_INTEGER} (2^53 − 1)` });
+
+const int64Id = () =>
+  z
+    .int({ error: int64Messages })
+    .min(1, { error: int64Messages })
+    .max(Number.MAX_SAFE_INTEGER, { error: int64Messages })
+    .meta({ format: 'int64' });
+
+/** A bigint or number (SQLite) or decimal text (PostgreSQL) as the API's number. */
+export function int64FromDatabase(value: bigint | number | string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new RangeError(`int64 value ${value} is outside the API's range`);
+  return number;
+}
 
 export const PetStatus = z
   .enum(PET_STATUSES, { error: `must be one of ${PET_STATUSES.join(', ')}` })

@@ -7,7 +7,8 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { databaseFaultRefusal, keyRefusal, lockedOutRefusal, refusedCaller, type Caller } from '../api/refusals.js';
-import { digestOfHeader, type ApiKeyIdentity, type ApiKeyVerifier } from '../auth/api-keys.js';
+import type { ApiKeyVerifier } from '../auth/api-keys.js';
+import { digestOfHeader, type ApiKeyIdentity } from '../domain/api-key-shape.js';
 import { databaseFault } from '../db/database-errors.js';
 import { clientAddress, clientLimitKey } from './request-record.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import type { AnswerWriter, Context } from '../api/context.js';
+import type { AnswerWriter, Context } from '../api/trpc.js';
 import { answerForFastifyError, errorEnvelope, trpcErrorShapes, type ClientErrorAnswer, type ErrorAnswer } from '../api/errors.js';
 import { keyRateLimitRefusal, keyRefusal, type Refusal } from '../api/refusals.js';
 import type { AppRouter } from '../api/root-router.js';

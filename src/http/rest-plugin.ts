@@ -7,7 +7,7 @@
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { z } from 'zod';
-import type { CreateContext, NextPageInput, NextPageWriter } from '../api/context.js';
+import type { CreateContext, NextPageInput, NextPageWriter } from '../api/trpc.js';
 import { answerForRefusal, answerForTRPCError } from '../api/errors.js';
 import type { ApiMeta } from '../api/meta.js';
 import { trpcInternals, type ProcedureInfo } from '../api/trpc-internals.js';

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { fastifyRequestHandler, type FastifyHandlerOptions } from '@trpc/server/adapters/fastify';
 import type { AppRouter } from '../api/root-router.js';
-import type { Context, CreateContext } from '../api/context.js';
+import type { Context, CreateContext } from '../api/trpc.js';
 import { answerForRefusal, trpcErrorShapes } from '../api/errors.js';
 import { batchTooLargeRefusal, unknownProcedureRefusal, type Refusal } from '../api/refusals.js';
 import { trpcInternals, type ProcedureInfo, type TrpcResponseItem } from '../api/trpc-internals.js';

@@ -1,21 +1,20 @@
-// The pet procedures' behaviour, called in-process through tRPC's caller (createCallerFactory from
-// src/api/trpc.ts) with the context both surfaces make (src/api/context.ts), on a real SQLite file:
+// The pet procedures' behaviour, called in-process through tRPC's caller (createCallerFactory) with the
+// context both surfaces make (contextFactory), both from src/api/trpc.ts, on a real SQLite file:
 // the same middleware, validation, errors and data access as over HTTP, without a socket. What the
 // wire looks like (statuses, headers, envelopes, tRPC's shape) stays in the HTTP suites.
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFactory, type AnswerWriter, type NextPageInput } from '../../src/api/context.js';
 import { keyRefusal, knownCaller, lockedOutRefusal, refusedCaller, type Refusal } from '../../src/api/refusals.js';
 import { appRouter } from '../../src/api/root-router.js';
-import { createCallerFactory } from '../../src/api/trpc.js';
-import type { ApiKeyIdentity } from '../../src/auth/api-keys.js';
+import { contextFactory, createCallerFactory, type AnswerWriter, type NextPageInput } from '../../src/api/trpc.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { createPetRepository } from '../../src/db/sql.js';
 import { StorageHealth } from '../../src/db/storage-health.js';
+import type { ApiKeyIdentity } from '../../src/domain/api-key-shape.js';
 import { DomainError } from '../../src/domain/domain-errors.js';
 import { createIdempotencyStore, KEY_REUSED_MESSAGE } from '../../src/idempotency/idempotency-store.js';
 import { FixedWindowLimiter, type LimitDecision, type Limiter } from '../../src/limits/fixed-window-limiter.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /** What a surface would have written on its answer: the facts a procedure reported. */

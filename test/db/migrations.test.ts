@@ -16,7 +16,7 @@ import { applyMigrations, createMigration } from '../../src/db/migrations.js';
 import { offlineDiffAdapter } from '../../src/db/offline-diff-adapters.js';
 import { renderProviderSchema } from '../../src/db/provider-schemas.js';
 import { MODELS_PATH, PROVIDERS, schemaLayout, type Provider, type SchemaLayout } from '../../src/db/providers.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
+import { createPetRepository } from '../../src/db/sql.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-migrations-'));

@@ -1,11 +1,10 @@
-// The pet repository and the SQL it runs on (src/pets/pet-repository.ts, src/db/sql.ts), on both
+// The pet repository and the SQL it runs on (both in src/db/sql.ts), on both
 // databases: one implementation, the same answers, the same transaction semantics, and the same
 // rows that Prisma (which owns the models) reads and writes.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import type { Provider } from '../../src/db/providers.js';
-import { statement } from '../../src/db/sql.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
+import { createPetRepository, statement } from '../../src/db/sql.js';
 import { parseConfig } from '../../src/config.js';
 import { createMigratedTestDatabase, type TestDatabase } from '../support/test-database.js';
 

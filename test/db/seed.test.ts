@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase } from '../../src/db/database.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
+import { createPetRepository } from '../../src/db/sql.js';
 import { SAMPLE_PETS } from '../../src/db/seed.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

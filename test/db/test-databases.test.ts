@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { databaseNeedsMigration, openDatabase } from '../../src/db/database.js';
 import { PROVIDERS } from '../../src/db/providers.js';
-import { createPetRepository } from '../../src/pets/pet-repository.js';
+import { createPetRepository } from '../../src/db/sql.js';
 import { createMigratedTestDatabase, createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const made: TestDatabase[] = [];

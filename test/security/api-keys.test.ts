@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/root-router.js';
 import { buildApp, type App } from '../../src/app.js';
 import { createApiKeyStore } from '../../src/auth/api-key-store.js';
-import { hashApiKey } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
+import { hashApiKey } from '../../src/domain/api-key-shape.js';
 import { ROOT, TSX } from '../support/service-process.js';
 import { TEST_CONFIG } from '../support/test-server.js';
 

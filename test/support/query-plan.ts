@@ -2,8 +2,7 @@
 // provider explains a query its own way; this reads either into one answer, so the list suite
 // asserts the same rule on both.
 import type { Database } from '../../src/db/database.js';
-import { statement, textFor } from '../../src/db/sql.js';
-import { PET_STATEMENTS } from '../../src/pets/pet-repository.js';
+import { PET_STATEMENTS, statement, textFor } from '../../src/db/sql.js';
 
 export interface QueryPlan {
   /** Names of the indexes the plan reads. */
@@ -27,7 +26,7 @@ function flatten(node: PostgresPlanNode): PostgresPlanNode[] {
 let explained = 0;
 
 /**
- * The plan of the repository's own list statement (src/pets/pet-repository.ts: `WHERE id > ?`,
+ * The plan of the repository's own list statement (src/db/sql.ts: `WHERE id > ?`,
  * with `status = ?` when given, `ORDER BY id LIMIT ?`), with these values. On PostgreSQL the
  * service may run it as a prepared statement, which may be planned once for any values (a generic
  * plan): `generic` asks for that plan instead of the one for these values.
