@@ -3,7 +3,8 @@
 // this with the copies, oldest first: each copy (`node <dir>/start.js`), the service from dist/
 // and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
 // (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
-// create and get (wrk -t1 -c32), the order rotating from round to round. Prints per scenario the
+// create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), the order
+// rotating from round to round. Prints per scenario the
 // medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
 // NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_ONLY (list, create or get).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,13 +16,17 @@ import { median, spread } from './figures.js';
 import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
-import { API_KEY, AUTH, restScenarios, serviceEnv } from './requests.js';
+import { API_KEY, AUTH, restScenarios, SCENARIOS as ALL_SCENARIOS, serviceEnv } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
 const SECONDS = Number(process.env.AB_SECONDS ?? 4);
-const SCENARIOS = restScenarios(process.env.AB_ONLY);
+const TRPC_LIST = 'tRPC list limit=20';
+const SCENARIOS = [
+  ...restScenarios(process.env.AB_ONLY),
+  ...ALL_SCENARIOS.filter(({ label }) => label === TRPC_LIST && (!process.env.AB_ONLY || label.includes(process.env.AB_ONLY))),
+];
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {
@@ -35,6 +40,8 @@ const NEST = 'NestJS';
 /** The services by their folder's name, oldest first, then dist/; then the peer. */
 const entries = new Map([...dirs, 'dist'].map((dir) => [basename(resolve(dir)), join(resolve(ROOT, dir), 'start.js')]));
 const SYSTEMS = [...entries.keys(), NEST];
+/** The systems a scenario loads: the peer serves REST only. */
+const systemsOf = (label: string) => (label === TRPC_LIST ? SYSTEMS.filter((system) => system !== NEST) : SYSTEMS);
 
 async function startService(name: string, entry: string, file: string): Promise<Started> {
   const port = await freePort();
@@ -59,12 +66,12 @@ try {
     const result = await load(generator, ROOT, workDir, server.port, request, { seconds, connections: 32 });
     return { rps: result.requestsPerSecond, cpu: ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests, errors: result.errors };
   };
-  for (const { request } of SCENARIOS) for (const system of SYSTEMS) await measure(system, request, 2);
+  for (const { label, request } of SCENARIOS) for (const system of systemsOf(label)) await measure(system, request, 2);
   type Run = { rps: number; cpu: number };
-  const runs = new Map(SCENARIOS.map(({ label }) => [label, new Map<string, Run[]>(SYSTEMS.map((system) => [system, []]))]));
+  const runs = new Map(SCENARIOS.map(({ label }) => [label, new Map<string, Run[]>(systemsOf(label).map((system) => [system, []]))]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { label, request } of SCENARIOS) {
-      for (const system of rotation(SYSTEMS, round)) {
+      for (const system of rotation(systemsOf(label), round)) {
         const run = await measure(system, request, SECONDS);
         runs.get(label)!.get(system)!.push(run);
         const errors = run.errors ? `, ${run.errors} ERRORS` : '';
@@ -81,10 +88,12 @@ try {
   for (const [label, of] of runs) {
     for (const [system, list] of of) {
       const over = (other: string) =>
-        cell(
-          list.map((run, i) => run.rps / of.get(other)![i]!.rps),
-          2,
-        );
+        of.has(other)
+          ? cell(
+              list.map((run, i) => run.rps / of.get(other)![i]!.rps),
+              2,
+            )
+          : '—';
       console.log(
         `| ${label} | ${system} | ${cell(
           list.map((r) => r.rps),

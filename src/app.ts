@@ -11,24 +11,17 @@ import { createApiKeyStore } from './auth/api-key-store.js';
 import { createApiKeyVerifier } from './auth/api-keys.js';
 import type { Config, TrustProxy } from './config.js';
 import type { Database } from './db/database.js';
-import { authentication, bearerChallenge } from './http/authentication.js';
-import { corsPlugin } from './http/cors.js';
-import {
-  limitConnections,
-  MAX_IN_FLIGHT_PER_CONNECTION,
-  MAX_UNSENT_BYTES,
-  writeAtTurnEnd,
-  type ConnectionCounts,
-} from './http/connections.js';
+import { limitConnections, MAX_IN_FLIGHT_PER_CONNECTION, MAX_UNSENT_BYTES, type ConnectionCounts } from './http/connections.js';
 import { healthPlugin } from './http/health-plugin.js';
 import { attachMetricsServer, metricsRoute } from './http/metrics-plugin.js';
 import { API_TITLE } from './http/openapi-document.js';
 import { docsPlugin } from './http/docs-plugin.js';
 import { buildRestRoutes, deprecationHeadersAt, restPlugin } from './http/rest-plugin.js';
-import { bodyEncodingError, continueWhenBodyIsRead } from './http/request-bodies.js';
+import { continueWhenBodyIsRead } from './http/request-bodies.js';
 import { methodsServedAnywhere, servedMethods } from './http/served-methods.js';
 import { MAX_PARAM_LENGTH, MAX_REQUEST_HEAD_BYTES } from './http/request-head-limits.js';
 import {
+  admission,
   answerWriter,
   callPipeline,
   rawHttpErrorResponse,
@@ -38,14 +31,12 @@ import {
 } from './http/call-pipeline.js';
 import {
   escapeUndecodablePath,
-  formatTraceparent,
   requestChildLogger,
   requestIdFor,
   requestLogController,
   requestRecorder,
   REST_BASE_PATH,
   surfaceOf,
-  traceContextOf,
   TRPC_PREFIX,
   type CallDecision,
 } from './http/request-record.js';
@@ -79,13 +70,6 @@ export type AppConfig = Pick<
   | 'metricsHost'
   | 'build'
 >;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Starts the stop's drain: /readyz 503, `Connection: close` on every answer (see buildApp). */
-    beginDraining(): void;
-  }
-}
 
 export interface AppDependencies {
   config: AppConfig;
@@ -209,57 +193,22 @@ export async function buildApp({ config, database, logger, router = appRouter }:
   const storage = new StorageHealth();
   const createContext = createContextFactory(config, database, { keyRateLimiter: limits.perKey, storage });
 
-  await app.register(authentication, {
-    verifier: createApiKeyVerifier({
-      envKeys: config.apiKeys,
-      store: createApiKeyStore(database.prisma, {
-        sqlite: database.sqlite,
-        onBookkeepingError: (error) => logger.warn({ err: error }, 'could not note the use of an API key (last_used_at)'),
-      }),
-    }),
-    failureLimiter: limits.authFailures,
-    databaseHealth,
-  });
-
-  await app.register(corsPlugin, { origins: config.corsOrigins, methods: servedAnywhere, sendTrpcError: trpcErrors.send });
-
   // Every request has the field from the start: one object shape for V8.
   app.decorateRequest<CallDecision | null>('call', null);
 
-  // The stop's drain (src/main.ts, shutdown): /readyz 503, every request served with `Connection: close`.
-  let draining = false;
-  app.decorate('beginDraining', () => {
-    draining = true;
-  });
-  app.addHook('preClose', async () => {
-    draining = true;
-  });
-  // Callback-style hooks: an async one costs a promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(RESPONSE_HEADERS);
-    reply.header('x-request-id', request.id);
-    reply.header('traceparent', formatTraceparent(traceContextOf(request)));
-    // A compressed body from a caller with a key: 415 before it is read. Without a key the surface answers 401 first.
-    if (request.headers['content-encoding'] !== undefined && request.call.caller?.identity) {
-      const refusal = bodyEncodingError(request.method, request.headers);
-      if (refusal !== null) {
-        reply.header('accept-encoding', 'identity').header('connection', 'close');
-        return done(refusal);
-      }
-    }
-    done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    // Every 401, on either surface, carries the Bearer challenge. tRPC's handler hands Fastify a
-    // Response, whose status Fastify copies to the reply only after this hook.
-    if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
-      reply.header('www-authenticate', bearerChallenge(request.call.caller));
-    }
-    // A request refused for want of a valid key ends its connection too (docs/security.md): a flood of
-    // keyless requests pays a new connection for each.
-    if (draining || (request.call.caller?.refusal && request.call.refusal !== null)) reply.header('connection', 'close');
-    // Every answer of this turn goes out at its end, together (src/http/connections.ts).
-    writeAtTurnEnd(reply, payload, done);
+  await app.register(admission, {
+    authentication: {
+      verifier: createApiKeyVerifier({
+        envKeys: config.apiKeys,
+        store: createApiKeyStore(database.prisma, {
+          sqlite: database.sqlite,
+          onBookkeepingError: (error) => logger.warn({ err: error }, 'could not note the use of an API key (last_used_at)'),
+        }),
+      }),
+      failureLimiter: limits.authFailures,
+      databaseHealth,
+    },
+    cors: { origins: config.corsOrigins, methods: servedAnywhere, sendTrpcError: trpcErrors.send },
   });
   // Errors Fastify raises on any route (bad JSON, 413, 415), in the request's surface's shape.
   app.setErrorHandler<FastifyError>(pipeline.fastifyError);
@@ -277,7 +226,7 @@ export async function buildApp({ config, database, logger, router = appRouter }:
       : null;
   app.decorate('metricsServer', metricsServer);
   if (metrics && !metricsServer) await app.register(metricsRoute, { registry: metrics.registry });
-  await app.register(healthPlugin, { database, storage, draining: () => draining, databaseHealth });
+  await app.register(healthPlugin, { database, storage, draining: () => app.isDraining(), databaseHealth });
   await app.register(trpcPlugin, {
     prefix: TRPC_PREFIX,
     router,

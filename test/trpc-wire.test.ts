@@ -17,7 +17,7 @@ import { createApiKeyStore } from '../src/auth/api-key-store.js';
 import { createApiKeyVerifier } from '../src/auth/api-keys.js';
 import { parseConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { authentication } from '../src/http/authentication.js';
+import { authentication } from '../src/http/call-pipeline.js';
 import { MAX_PARAM_LENGTH } from '../src/http/request-head-limits.js';
 import { requestLogController } from '../src/http/request-record.js';
 import { trpcHandlerOptions } from '../src/http/trpc-plugin.js';

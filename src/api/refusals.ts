@@ -21,7 +21,7 @@ export interface Refusal {
 }
 
 /**
- * Who is calling, decided once per request by src/http/authentication.ts: a verified key, or the refusal
+ * Who is calling, decided once per request by src/http/call-pipeline.ts (admission): a verified key, or the refusal
  * its absence means. The surfaces refuse with it before a body is read.
  */
 export type Caller = { readonly identity: ApiKeyIdentity; readonly refusal: null } | { readonly identity: null; readonly refusal: Refusal };

@@ -4,25 +4,40 @@
 // mapped and logged once. And how an answer looks on each surface: the envelope (REST and the rest) or
 // tRPC's error shape, through Fastify or as a whole response on a raw socket.
 import { randomUUID } from 'node:crypto';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { AnswerWriter, Context } from '../api/trpc.js';
 import { answerForFastifyError, errorEnvelope, trpcErrorShapes, type ClientErrorAnswer, type ErrorAnswer } from '../api/errors.js';
-import { keyRateLimitRefusal, keyRefusal, type Refusal } from '../api/refusals.js';
+import {
+  databaseFaultRefusal,
+  keyRateLimitRefusal,
+  keyRefusal,
+  lockedOutRefusal,
+  refusedCaller,
+  type Caller,
+  type Refusal,
+} from '../api/refusals.js';
+import type { ApiKeyVerifier } from '../auth/api-keys.js';
+import { databaseFault } from '../db/database-errors.js';
+import { digestOfHeader, type ApiKeyIdentity } from '../domain/api-key-shape.js';
 import type { AppRouter } from '../api/root-router.js';
 import { trpcInternals } from '../api/trpc-internals.js';
 import type { LimitDecision, Limiter } from '../limits/fixed-window-limiter.js';
 import type { DatabaseHealth } from '../observability/dependencies.js';
-import { logFailure } from './failure-log.js';
-import { announcesBody } from './request-bodies.js';
-import { formatTraceparent, traceContextFor, type CallDecision } from './request-record.js';
+import { writeAtTurnEnd } from './connections.js';
+import { logFailure, logUnavailable } from './failure-log.js';
+import { announcesBody, bodyEncodingError } from './request-bodies.js';
+import { clientAddress, clientLimitKey, formatTraceparent, traceContextFor, traceContextOf, type CallDecision } from './request-record.js';
 
-const NO_KEY = keyRefusal(false);
+/** The caller of a request that sent no key, or reached no authentication. */
+const NO_KEY = refusedCaller(keyRefusal(false));
 
 /** The refusal a request gets for who is calling (authentication decided it), or null. */
 export function callerRefusal(call: CallDecision): Refusal | null {
-  return call.caller === null ? NO_KEY : call.caller.refusal;
+  return (call.caller ?? NO_KEY).refusal;
 }
 
 /** Records why the request was refused, and when it may be tried again (Retry-After, RFC 9110). */
@@ -202,3 +217,286 @@ export function trpcErrorSenders(router: AnyTRPCRouter) {
     rawResponse: (answer: ClientErrorAnswer): string => rawHttpResponse(answer, TRPC_JSON_HEADERS['content-type'], requestBody(answer)),
   };
 }
+
+// Admission, 1: who is calling, decided once per request as `request.call.caller`: an identity, or a
+// refusal (401; 429 while the address is locked out; 503 when the database could not check a stored key).
+// Wrong keys are limited per client address: an attempt is counted before the key is checked and given
+// back when it was right, so concurrent guesses cannot all be checked before a failure counts. A key
+// seen valid from an address still works while it is locked out (clients behind one NAT: docs/security.md);
+// a key seen valid recently, or being checked right now, takes nothing from the budget.
+interface AuthenticationOptions {
+  verifier: ApiKeyVerifier;
+  /** Counts failed attempts (a key sent, and wrong) per client address. */
+  failureLimiter: Limiter;
+  databaseHealth?: DatabaseHealth;
+}
+
+/** How many recently valid key digests are remembered (oldest forgotten first). */
+const KNOWN_VALID_DIGESTS = 10_000;
+
+class BoundedSet {
+  private readonly items = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(item: string): boolean {
+    return this.items.has(item);
+  }
+  add(item: string): void {
+    if (this.items.has(item)) return;
+    this.items.add(item);
+    if (this.items.size > this.max) this.items.delete(this.items.values().next().value!);
+  }
+  delete(item: string): void {
+    this.items.delete(item);
+  }
+}
+
+interface Outcome {
+  identity: ApiKeyIdentity | null;
+  /** Seconds until the address may try again; 0 when it was not refused. */
+  retryAfterSeconds: number;
+}
+
+type Standing = LimitDecision | Promise<LimitDecision>;
+
+const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter, databaseHealth }) => {
+  const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
+  const provenFrom = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** Whether the address's standing refuses this key: locked out, and the key not proven from there. */
+  const lockedOut = (standing: { allowed: boolean }, address: string, digest: string) =>
+    !standing.allowed && !provenFrom.has(`${address} ${digest}`);
+  /** Checks under way, by address and digest: a request with the same key from the same address shares the answer. */
+  const checking = new Map<string, Promise<Outcome>>();
+
+  /** A key not known to be valid: the attempt is counted first, and given back when the key was right. */
+  async function firstCheck(address: string, digest: string | null): Promise<Outcome> {
+    const attempt = await failureLimiter.take(address);
+    if (!attempt.allowed) return { identity: null, retryAfterSeconds: attempt.resetSeconds };
+    let identity: ApiKeyIdentity | null;
+    try {
+      identity = digest === null ? null : await verifier.authenticateDigest(digest);
+    } catch (error) {
+      await failureLimiter.giveBack(address); // not a wrong key: it was never checked
+      throw error;
+    }
+    if (identity) {
+      knownValid.add(digest!);
+      provenFrom.add(`${address} ${digest}`);
+      await failureLimiter.giveBack(address);
+    }
+    return { identity, retryAfterSeconds: 0 };
+  }
+
+  /** A key being checked right now (answer shared) or seen valid recently: looked up again (revocation), taking no budget. */
+  async function laterCheck(address: string, digest: string, pending: Promise<Outcome> | undefined, standing: Standing): Promise<Outcome> {
+    let outcome: Outcome;
+    if (pending) {
+      outcome = await pending;
+    } else {
+      const decided = standing instanceof Promise ? await standing : standing;
+      if (lockedOut(decided, address, digest)) return { identity: null, retryAfterSeconds: decided.resetSeconds };
+      outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
+    }
+    if (outcome.identity) provenFrom.add(`${address} ${digest}`);
+    if (outcome.identity || outcome.retryAfterSeconds > 0) return outcome;
+    knownValid.delete(digest); // revoked since
+    provenFrom.delete(`${address} ${digest}`);
+    const failed = await failureLimiter.take(address);
+    return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
+  }
+
+  // Callback-style: the common request (an API_KEYS key seen valid, limits in memory) is decided without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const header = request.headers.authorization;
+    if (header === undefined || header.trim() === '') {
+      request.call.caller = NO_KEY; // nothing to check, nothing guessed
+      return done();
+    }
+    const address = clientLimitKey(clientAddress(request));
+    const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
+    const inFlightKey = `${address} ${digest}`;
+    const pending = digest === null || checking.size === 0 ? undefined : checking.get(inFlightKey);
+    if (digest !== null && (pending || knownValid.has(digest))) {
+      const standing = pending ? NOT_ASKED : failureLimiter.peek(address);
+      if (!pending && !(standing instanceof Promise)) {
+        if (lockedOut(standing, address, digest)) {
+          request.call.caller = refusedCaller(lockedOutRefusal(standing.resetSeconds));
+          return done();
+        }
+        // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
+        const identity = verifier.matchEnvKey(digest);
+        if (identity) {
+          provenFrom.add(inFlightKey);
+          request.call.caller = { identity, refusal: null };
+          return done();
+        }
+      }
+      return settle(request, laterCheck(address, digest, pending, standing), done, databaseHealth);
+    }
+    const outcome = firstCheck(address, digest);
+    if (digest !== null) {
+      checking.set(inFlightKey, outcome);
+      outcome.finally(() => checking.delete(inFlightKey)).catch(() => {}); // its own awaiter reports errors
+    }
+    settle(request, outcome, done, databaseHealth);
+  });
+};
+
+/** A standing never read (a pending check's answer is shared instead). */
+const NOT_ASKED: LimitDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetSeconds: 0 });
+
+function settle(
+  request: FastifyRequest,
+  outcome: Promise<Outcome>,
+  done: (error?: Error) => void,
+  databaseHealth: DatabaseHealth | undefined,
+): void {
+  outcome.then(
+    ({ identity, retryAfterSeconds }) => {
+      if (identity !== null) request.call.caller = { identity, refusal: null };
+      else request.call.caller = refusedCaller(retryAfterSeconds > 0 ? lockedOutRefusal(retryAfterSeconds) : keyRefusal(true));
+      done();
+    },
+    (error: unknown) => {
+      // A database fault while checking a key marks the request (503); anything else is a bug and propagates.
+      const fault = databaseFault(error);
+      if (fault === null) return done(error as Error);
+      request.call.caller = refusedCaller(databaseFaultRefusal(fault));
+      logUnavailable(request.log, error, databaseHealth, 'the database could not check an API key');
+      done();
+    },
+  );
+}
+
+/** Registered at the root (fastify-plugin lifts encapsulation) so its hook runs for every route; `admission` registers it. */
+export const authentication = fp(plugin, { name: 'authentication' });
+
+const AUTH_REALM = 'animal-store';
+
+/** The WWW-Authenticate challenge every 401 must carry (RFC 6750 §3): `invalid_token` only when a key was sent and refused. */
+function bearerChallenge(caller: Caller | null): string {
+  return caller?.refusal?.reason === 'invalid_key' ? `Bearer realm="${AUTH_REALM}", error="invalid_token"` : `Bearer realm="${AUTH_REALM}"`;
+}
+
+// Admission, 2: CORS for both surfaces. A preflight from an origin in CORS_ORIGINS (empty: off) is
+// answered by @fastify/cors; any other gets 400 in the surface's error shape naming CORS_ORIGINS, so the
+// developer reading the browser's network tab sees what to set (not tRPC's 415 or REST's 405).
+/** How long a browser may keep a preflight's answer, in seconds (Chromium's cap). */
+export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
+
+const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent'];
+const EXPOSED_HEADERS = [
+  'x-request-id',
+  'traceparent',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after',
+  'deprecation',
+  'sunset',
+  'link',
+  'idempotent-replayed',
+];
+
+/** Why a preflight from `origin` is refused, for the developer who reads it. */
+function preflightRefusal(origin: string, allowed: readonly string[]): ErrorAnswer {
+  const why =
+    allowed.length === 0
+      ? 'CORS is off on this service (CORS_ORIGINS is empty)'
+      : `${origin} is not in this service's CORS_ORIGINS (${allowed.join(', ')})`;
+  return {
+    status: 400,
+    message: `Cross-origin call refused: ${why}. Add ${origin} to CORS_ORIGINS, or call the service from the page's own origin through a proxy.`,
+  };
+}
+
+const isPreflight = (request: FastifyRequest) =>
+  request.method === 'OPTIONS' &&
+  typeof request.headers.origin === 'string' &&
+  request.headers['access-control-request-method'] !== undefined;
+
+interface CorsOptions {
+  origins: readonly string[];
+  /** The methods allowed: those the service answers anywhere (served-methods.ts, methodsServedAnywhere). */
+  methods: readonly string[];
+  sendTrpcError: (reply: FastifyReply, answer: ErrorAnswer) => FastifyReply;
+}
+
+const corsPlugin: FastifyPluginAsync<CorsOptions> = async (app, { origins, methods, sendTrpcError }) => {
+  const listed = new Set(origins);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isPreflight(request) || listed.has(request.headers.origin!)) return done();
+    const answer = preflightRefusal(request.headers.origin!, origins);
+    if (request.call.surface === 'trpc') sendTrpcError(reply, answer);
+    else sendEnvelope(reply, answer);
+  });
+  if (origins.length === 0) return;
+  await app.register(cors, {
+    origin: [...origins],
+    methods: [...methods],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+  });
+};
+
+// Admission, 3: what every answer carries, and how it is written.
+
+interface AdmissionOptions {
+  authentication: AuthenticationOptions;
+  cors: CorsOptions;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Starts the stop's drain (src/main.ts): /readyz 503, `Connection: close` on every answer. Also on close. */
+    beginDraining(): void;
+    isDraining(): boolean;
+  }
+}
+
+/**
+ * The hooks every request passes, in order: who is calling, a refused preflight, the headers every answer
+ * has (and a compressed body's 415); on the way out, a 401's Bearer challenge, `Connection: close` when
+ * due, and the write at the turn's end. Callback-style hooks: an async one costs a promise per request.
+ */
+export const admission = fp<AdmissionOptions>(
+  async (app, { authentication: authenticationOptions, cors: corsOptions }) => {
+    let draining = false;
+    app.decorate('beginDraining', () => {
+      draining = true;
+    });
+    app.decorate('isDraining', () => draining);
+    app.addHook('preClose', async () => {
+      draining = true;
+    });
+    await app.register(authentication, authenticationOptions);
+    await app.register(fp(corsPlugin, { name: 'cors' }), corsOptions);
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.headers(RESPONSE_HEADERS);
+      reply.header('x-request-id', request.id);
+      reply.header('traceparent', formatTraceparent(traceContextOf(request)));
+      // A compressed body from a caller with a key: 415 before it is read. Without a key the surface answers 401 first.
+      if (request.headers['content-encoding'] !== undefined && request.call.caller?.identity) {
+        const refusal = bodyEncodingError(request.method, request.headers);
+        if (refusal !== null) {
+          reply.header('accept-encoding', 'identity').header('connection', 'close');
+          return done(refusal);
+        }
+      }
+      done();
+    });
+    app.addHook('onSend', (request, reply, payload, done) => {
+      // Every 401, on either surface, carries the Bearer challenge. tRPC's handler hands Fastify a
+      // Response, whose status Fastify copies to the reply only after this hook.
+      if (reply.statusCode === 401 || (payload instanceof Response && payload.status === 401)) {
+        reply.header('www-authenticate', bearerChallenge(request.call.caller));
+      }
+      // A request refused for want of a valid key ends its connection too (docs/security.md): a flood of
+      // keyless requests pays a new connection for each.
+      if (draining || (request.call.caller?.refusal && request.call.refusal !== null)) reply.header('connection', 'close');
+      // Every answer of this turn goes out at its end, together (connections.ts, writeAtTurnEnd).
+      writeAtTurnEnd(reply, payload, done);
+    });
+  },
+  { name: 'admission' },
+);

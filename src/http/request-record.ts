@@ -38,7 +38,7 @@ export interface CallDecision {
   procedures: readonly string[] | null;
   /** How /trpc classified it from its head (trpc-plugin.ts); null elsewhere. */
   trpc: TrpcRequestKind | null;
-  /** Who is calling (authentication.ts); null only when Fastify refused the request before its hooks. */
+  /** Who is calling (call-pipeline.ts, admission); null only when Fastify refused the request before its hooks. */
   caller: Caller | null;
   budget: LimitDecision | null;
   refusal: Refusal | null;
@@ -93,7 +93,7 @@ function routeOf(request: FastifyRequest): string | null {
 }
 
 // What one answered request adds to the metrics, read from its decisions; called by the request
-// log's controller (request-logging.ts), so it costs no hook of its own.
+// log controller below, so it costs no hook of its own.
 
 /** HTTP methods kept as label values; anything else Node's parser lets through is `OTHER`. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

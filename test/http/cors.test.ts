@@ -1,10 +1,10 @@
-// Preflights on both surfaces (src/http/cors.ts), as a browser sends them: with CORS off or from an
+// Preflights on both surfaces (src/http/call-pipeline.ts, admission), as a browser sends them: with CORS off or from an
 // origin not listed, a 400 in the surface's error shape that names CORS_ORIGINS (not tRPC's 415 or
 // REST's 405); from a listed origin, 204 with the router's methods and a Max-Age browsers keep.
 // The browser's side of it: test/browser/web-app.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { appRouter } from '../../src/api/root-router.js';
-import { PREFLIGHT_MAX_AGE_SECONDS } from '../../src/http/cors.js';
+import { PREFLIGHT_MAX_AGE_SECONDS } from '../../src/http/call-pipeline.js';
 import { buildRestRoutes } from '../../src/http/rest-plugin.js';
 import { methodsServedAnywhere } from '../../src/http/served-methods.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

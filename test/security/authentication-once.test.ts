@@ -8,7 +8,7 @@ import { createApiKeyStore, type ApiKeyStore } from '../../src/auth/api-key-stor
 import { createApiKeyVerifier } from '../../src/auth/api-keys.js';
 import { parseConfig } from '../../src/config.js';
 import { migrateDatabase, openDatabase, type Database } from '../../src/db/database.js';
-import { authentication } from '../../src/http/authentication.js';
+import { authentication } from '../../src/http/call-pipeline.js';
 import { requestLogController } from '../../src/http/request-record.js';
 import { FixedWindowLimiter } from '../../src/limits/fixed-window-limiter.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
