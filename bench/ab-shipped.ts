@@ -4,7 +4,8 @@
 // and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
 // (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
 // create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), the order
-// rotating from round to round. Prints per scenario the
+// rotating from round to round. AB_POSTGRES_URL (a server where one may CREATE DATABASE): the services
+// on PostgreSQL instead, a database each, without the peer (which serves SQLite only). Prints per scenario the
 // medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
 // NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_ONLY (list, create or get).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +18,8 @@ import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { API_KEY, AUTH, restScenarios, SCENARIOS as ALL_SCENARIOS, serviceEnv } from './requests.js';
-import { seedPets } from './seed.js';
+import pg from 'pg';
+import { seedPets, seedPostgresPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
@@ -36,29 +38,58 @@ if (dirs.length === 0) {
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-ab-'));
 const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
 
+const POSTGRES_URL = process.env.AB_POSTGRES_URL;
 const NEST = 'NestJS';
 /** The services by their folder's name, oldest first, then dist/; then the peer. */
 const entries = new Map([...dirs, 'dist'].map((dir) => [basename(resolve(dir)), join(resolve(ROOT, dir), 'start.js')]));
-const SYSTEMS = [...entries.keys(), NEST];
+const SYSTEMS = POSTGRES_URL ? [...entries.keys()] : [...entries.keys(), NEST];
 /** The systems a scenario loads: the peer serves REST only. */
 const systemsOf = (label: string) => (label === TRPC_LIST ? SYSTEMS.filter((system) => system !== NEST) : SYSTEMS);
 
-async function startService(name: string, entry: string, file: string): Promise<Started> {
+async function onPostgresServer(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A system's database: a SQLite file, or a fresh PostgreSQL database on AB_POSTGRES_URL's server. */
+async function databaseOf(system: string): Promise<string> {
+  if (!POSTGRES_URL) return `file:${join(workDir, `${system}.db`)}`;
+  const name = `animal_store_ab_${system.replace(/\W/g, '_')}`;
+  await onPostgresServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await onPostgresServer(`CREATE DATABASE "${name}"`);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+async function startService(name: string, entry: string, databaseUrl: string): Promise<Started> {
   const port = await freePort();
-  const env = serviceEnv({ port, databaseUrl: `file:${file}` });
+  const env = serviceEnv({ port, databaseUrl });
   const started = startProcess(name, process.execPath, [entry], { cwd: ROOT, env, port });
   await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
   return started;
 }
 
 const fileOf = (system: string) => join(workDir, `${system}.db`);
-buildNestPeer(ROOT);
 const servers = new Map<string, Started>();
 try {
-  for (const [name, entry] of entries) servers.set(name, await startService(name, entry, fileOf(name)));
-  servers.set(NEST, startPeer('NestJS', ROOT, await freePort(), fileOf(NEST), API_KEY));
-  await waitForAnswer(servers.get(NEST)!, '/v1/pets?limit=1', AUTH, performance.now());
-  for (const system of SYSTEMS) seedPets(fileOf(system), 1_000);
+  for (const [name, entry] of entries) {
+    const databaseUrl = await databaseOf(name);
+    servers.set(name, await startService(name, entry, databaseUrl));
+    if (POSTGRES_URL) await seedPostgresPets(databaseUrl, 1_000);
+    else seedPets(fileOf(name), 1_000);
+  }
+  if (!POSTGRES_URL) {
+    buildNestPeer(ROOT);
+    servers.set(NEST, startPeer('NestJS', ROOT, await freePort(), fileOf(NEST), API_KEY));
+    await waitForAnswer(servers.get(NEST)!, '/v1/pets?limit=1', AUTH, performance.now());
+    seedPets(fileOf(NEST), 1_000);
+  }
   const measure = async (system: string, request: Request, seconds: number) => {
     const server = servers.get(system)!;
     const pid = servingPid(server);
