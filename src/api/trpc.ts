@@ -59,7 +59,7 @@ export function contextFactory<TAnswer>({ pets, idempotency, keyRateLimiter, sto
   return (request: ContextRequest, answer: TAnswer, nextPage: NextPageWriter<TAnswer> | null = null) => ({
     /** The verified key, or why there is none (protectedProcedure narrows it to `identity`). */
     caller: request.call.caller ?? NO_KEY,
-    /** The per-key limit's decision when the surface took it for the whole request (a tRPC batch); null: the middleware takes it. */
+    /** The per-key limit's decision, taken by the surface for the whole request (every HTTP call); null: the middleware takes it. */
     budget: request.call.budget,
     /** The Idempotency-Key header as sent; createPet parses it. */
     idempotencyKeyHeader: request.headers['idempotency-key'],
@@ -123,9 +123,10 @@ function mapFailure<T extends { ok: boolean; error?: TRPCError }>(ctx: Context, 
 }
 
 /**
- * For procedures that need a valid API key: the caller's refusal, then the per-key limit (once per call,
- * unless the surface took it for the whole request: `ctx.budget`). Both run before input validation, so a
- * caller without a key learns nothing about the input rules, and every call counts. `ctx.identity` is the caller.
+ * For procedures that need a valid API key: the caller's refusal, then the per-key limit. Over HTTP the surface
+ * took it for the whole request before the body was read (`ctx.budget`); only a call without HTTP (a
+ * createCallerFactory caller) takes it here, once a call. Both run before input validation, so a caller
+ * without a key learns nothing about the input rules, and every call counts. `ctx.identity` is the caller.
  */
 export const protectedProcedure = t.procedure.use(async ({ ctx, type, next }) => {
   const { identity, refusal } = ctx.caller;

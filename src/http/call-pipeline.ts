@@ -69,8 +69,8 @@ export function refuseEarly(request: FastifyRequest, reply: FastifyReply, refusa
 }
 
 /**
- * The per-key budget for `calls` calls together (a REST call's, a /trpc call's, a plain batch's), before the body is read; no call's middleware
- * counts again. Other batches' calls, and calls without HTTP, are counted by protectedProcedure (src/api/trpc.ts) as they run.
+ * The per-key budget for `calls` calls together (a REST call's, every call a /trpc request names), before the body is read; no call's
+ * middleware counts again. Only calls without HTTP are counted by protectedProcedure (src/api/trpc.ts) as they run.
  */
 export function takeBudget(
   request: FastifyRequest,

@@ -25,8 +25,6 @@ export interface TrpcRequestKind {
   readonly procedure: ProcedureInfo | undefined;
   /** The direct way may answer it (`call` only; unless the body starts with a byte order mark). */
   readonly direct: boolean;
-  /** Every call is of the type its method runs (GET: queries; POST with JSON: mutations). */
-  readonly plain: boolean;
 }
 
 /** What was decided about one request, by the step that decided it. */

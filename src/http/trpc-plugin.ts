@@ -40,10 +40,11 @@ export interface TrpcPluginOptions {
 
 /** What a /trpc request is, decided once from its head (`classify`). */
 
-const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false, plain: false });
+const NO_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: false, procedure: undefined, direct: false });
+const NO_BATCHED_CALL: TrpcRequestKind = Object.freeze({ kind: 'none', batched: true, procedure: undefined, direct: false });
 const NO_ERRORS: TRPCError[] = [];
 /** A batch, as far as the shape of its refusal goes. */
-const BATCH: TrpcRequestKind = Object.freeze({ kind: 'batch', batched: true, procedure: undefined, direct: false, plain: false });
+const BATCH: TrpcRequestKind = Object.freeze({ kind: 'batch', batched: true, procedure: undefined, direct: false });
 
 /** A UTF-8 byte order mark, which tRPC's handler drops from a body (decoding it as a Fetch body). */
 const BOM = '\uFEFF';
@@ -113,8 +114,7 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   /** The kinds of one call of each procedure, made once: [batched][direct]. */
   const callKinds = new Map(
     [...trpc.procedures.values()].map((procedure) => {
-      const kind = (batched: boolean, direct: boolean): TrpcRequestKind =>
-        Object.freeze({ kind: 'call', batched, procedure, direct, plain: true });
+      const kind = (batched: boolean, direct: boolean): TrpcRequestKind => Object.freeze({ kind: 'call', batched, procedure, direct });
       return [
         procedure.path,
         [
@@ -131,33 +131,28 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
    * The one place a /trpc request is classified, from its head. tRPC's handler gets the unusual cases: an `input` given
    * twice, a `%` left after decoding (tRPC decodes malformed sequences to U+FFFD, Fastify keeps them), `trpc-accept`.
    */
-  function classify(request: FastifyRequest, path: string, names: readonly string[]): TrpcRequestKind {
+  function classify(request: FastifyRequest, path: string, names: readonly string[], batched: boolean): TrpcRequestKind {
     if (request.method === 'HEAD') return NO_CALL;
     const query = request.query as Record<string, unknown>;
-    const batch = query.batch;
-    const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
     const streamed = isStreamed(request);
     const type = mediaType(request.headers['content-type']);
-    if (batched && (streamed || names.length > 1)) {
-      const runs = request.method === 'GET' ? 'query' : request.method === 'POST' && type === 'application/json' ? 'mutation' : null;
-      const plain = runs !== null && names.every((name) => trpc.procedures.get(name)?.type === runs);
-      return { kind: 'batch', batched, procedure: undefined, direct: false, plain };
-    }
-    if (streamed) return NO_CALL;
+    if (batched && (streamed || names.length > 1)) return BATCH;
+    const none = batched ? NO_BATCHED_CALL : NO_CALL;
+    if (streamed) return none;
     const procedure = trpc.procedures.get(path);
-    if (procedure === undefined) return NO_CALL;
-    const simple = request.headers['trpc-accept'] === undefined && !Array.isArray(batch);
+    if (procedure === undefined) return none;
+    const simple = request.headers['trpc-accept'] === undefined && !Array.isArray(query.batch);
     if (procedure.type === 'query') {
-      if (request.method !== 'GET' || type === 'multipart/form-data' || type === 'application/octet-stream') return NO_CALL;
+      if (request.method !== 'GET' || type === 'multipart/form-data' || type === 'application/octet-stream') return none;
       const input = query.input;
       const plainInput = input === undefined || (typeof input === 'string' && !input.includes('%'));
       return callKind(procedure, batched, simple && type === undefined && plainInput);
     }
     if (procedure.type === 'mutation') {
-      if (request.method !== 'POST' || type !== 'application/json') return NO_CALL;
+      if (request.method !== 'POST' || type !== 'application/json') return none;
       return callKind(procedure, batched, simple);
     }
-    return NO_CALL;
+    return none;
   }
 
   function answerDirectly(request: FastifyRequest, reply: FastifyReply, procedure: ProcedureInfo, batched: boolean) {
@@ -220,61 +215,57 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
   );
 
   // Before the body is read: the request is classified, the procedures it names recorded for the log
-  // (only real ones: unknown names are the caller's text), and refused early when the caller has no valid
-  // identity or a batch cannot be served or is over budget (answered here: done() is not called).
+  // (only real ones, as tRPC reads the path: unknown names are the caller's text), and refused early when the
+  // caller has no valid identity, a batch cannot be served, or the key's budget is spent (answered here:
+  // done() is not called). A keyed request naming only real procedures takes the budget for all its calls
+  // together, once, whatever tRPC will make of it (as a REST call does, a body not JSON too); one naming
+  // an unknown procedure takes none (as REST's unknown paths). No call's middleware counts again.
   const singles = new Map([...trpc.procedures.keys()].map((path) => [path, { route: `${app.prefix}/${path}`, names: [path] }]));
   app.addHook('onRequest', (request, reply, done) => {
     const { path } = request.params as { path?: string };
     if (path === undefined) return done();
+    const batch = (request.query as Record<string, unknown>).batch;
+    const batched = (Array.isArray(batch) ? batch[0] : batch) === '1'; // tRPC reads the first
     const single = singles.get(path);
-    const names = single?.names ?? path.split(',');
+    const names = single?.names ?? (batched ? path.split(',') : [path]); // unbatched, `a,b` is one (unknown) name to tRPC
     if (single !== undefined || names.every((name) => trpc.procedures.has(name))) {
       request.call.route = single?.route ?? `${app.prefix}/${path}`;
       request.call.procedures = names;
     }
-    const kind = classify(request, path, names);
+    const kind = classify(request, path, names, batched);
     request.call.trpc = kind;
-    const refusal = callerRefusal(request.call);
+    const refusal = callerRefusal(request.call) ?? (kind.kind === 'batch' ? batchRefusal(names) : null);
     if (refusal) {
       if (kind.kind === 'none') return done();
       refuseEarly(request, reply, refusal);
       return sendRefusal(reply, kind, path, refusal);
     }
-    // One call takes its budget here, as a REST call does; a batch's are checkBatch's.
-    if (kind.kind === 'call') return takeBudget(request, reply, keyRateLimiter, 1, (over) => sendRefusal(reply, kind, path, over), done);
-    if (kind.kind !== 'batch' || names.length === 1) return done();
-    checkBatch(request, reply, names, kind.plain, done);
+    if (request.call.procedures === null) return done();
+    takeBudget(request, reply, keyRateLimiter, names.length, (over) => sendRefusal(reply, kind, path, over), done);
   });
 
-  /** An early refusal: one call's error as tRPC's handler gives it; a batch or stream gets one error. */
+  /**
+   * An early refusal: one call's error as tRPC's handler gives it (a request tRPC would not run, `none`: as if
+   * its procedure had refused it); a batch or stream gets one error.
+   */
   function sendRefusal(reply: FastifyReply, kind: TrpcRequestKind, path: string, refusal: Refusal): void {
     const status = answerForRefusal(refusal).status;
-    if (kind.kind === 'batch') return void sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
-    const call = errors.refusedCall(refusal, { type: kind.procedure!.type, path, input: undefined, ctx: undefined });
+    const procedure = kind.procedure ?? trpc.procedures.get(path);
+    if (kind.kind === 'batch' || procedure === undefined)
+      return void sendTrpcJson(reply, status, TRPC_JSON_HEADERS, errors.refusedRequest(refusal));
+    const call = errors.refusedCall(refusal, { type: procedure.type, path, input: undefined, ctx: undefined });
     sendTrpcJson(reply, status, directHeaders.get(path)!, trpc.serializeResponse(kind.batched ? [call] : call));
   }
 
-  function refuseWhole(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
-    refuseEarly(request, reply, refusal);
-    sendRefusal(reply, BATCH, '', refusal);
-  }
-
   /**
-   * A batch over TRPC_MAX_BATCH_CALLS or naming an unknown procedure gets one error (its cost does not grow). A plain
-   * batch's calls take the key's budget together, once (takeBudget); any other batch's are counted as tRPC runs them.
+   * A batch over TRPC_MAX_BATCH_CALLS or naming an unknown procedure gets one error, before any budget is
+   * taken (its cost does not grow). A stream of one call (a batch of one name) is left to tRPC, as it would be.
    */
-  function checkBatch(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    names: readonly string[],
-    plain: boolean,
-    done: (error?: Error) => void,
-  ): void {
-    if (names.length > maxBatchCalls) return refuseWhole(request, reply, batchTooLargeRefusal(maxBatchCalls));
+  function batchRefusal(names: readonly string[]): Refusal | null {
+    if (names.length === 1) return null;
+    if (names.length > maxBatchCalls) return batchTooLargeRefusal(maxBatchCalls);
     const unknown = names.find((name) => !trpc.procedures.has(name));
-    if (unknown !== undefined) return refuseWhole(request, reply, unknownProcedureRefusal(unknown));
-    if (!plain) return done();
-    takeBudget(request, reply, keyRateLimiter, names.length, (refusal) => sendRefusal(reply, BATCH, '', refusal), done);
+    return unknown === undefined ? null : unknownProcedureRefusal(unknown);
   }
 
   app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {

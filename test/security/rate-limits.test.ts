@@ -88,6 +88,64 @@ describe('per API key', () => {
     expect(refused.headers.get('connection')).toBe('close');
   });
 
+  it("a tRPC batch whose calls are not all of its method's type counts every name at admission, and past the budget is refused whole before any call runs", async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 3 } });
+    const mixed = await server.request('/trpc/pets.list,pets.create?batch=1');
+    expect(mixed.status).toBe(400); // tRPC's "Cannot mix procedure types", before any call runs
+    expect(parseRateLimit(mixed.headers.get('ratelimit')).remaining).toBe(1);
+    // 2 calls do not fit in the 1 left: one 429 for the batch, before tRPC reads it.
+    const refused = await server.post('/trpc/pets.create,pets.list?batch=1', { 0: { name: 'Rex', categoryId: 1 } });
+    expect(refused.status).toBe(429);
+    expect(parseRateLimit(refused.headers.get('ratelimit')).remaining).toBe(0);
+    const body = (await refused.json()) as { error: { data: { code: string } } };
+    expect(Array.isArray(body)).toBe(false);
+    expect(body.error.data.code).toBe('TOO_MANY_REQUESTS');
+  });
+
+  it('a streamed tRPC batch counts at admission and carries the headers; past the budget it gets one error', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+    const streamed = () => server!.request('/trpc/pets.list?batch=1', { headers: { 'trpc-accept': 'application/jsonl' } });
+    const first = await streamed();
+    expect(first.status).toBe(200);
+    expect(parseRateLimit(first.headers.get('ratelimit')).remaining).toBe(0);
+    expect((await first.text()).trim().split('\n').length).toBeGreaterThan(1); // JSON lines
+    const refused = await streamed();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+    const body = (await refused.json()) as { error: { data: { code: string } } };
+    expect(Array.isArray(body)).toBe(false);
+    expect(body.error.data.code).toBe('TOO_MANY_REQUESTS');
+  });
+
+  it("a tRPC request tRPC refuses without running its procedure (a query by POST) still counts, and past the budget gets the call's 429", async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 1 } });
+    const first = await server.post('/trpc/pets.list', '{}');
+    expect(first.status).toBe(405);
+    expect(parseRateLimit(first.headers.get('ratelimit')).remaining).toBe(0);
+    for (const [path, batched] of [
+      ['/trpc/pets.list', false],
+      ['/trpc/pets.list?batch=1', true],
+    ] as const) {
+      const refused = await server.post(path, '{}');
+      expect(refused.status).toBe(429);
+      const body: unknown = await refused.json();
+      expect(Array.isArray(body)).toBe(batched);
+      expect(batched ? (body as unknown[])[0] : body).toMatchObject({
+        error: { data: { code: 'TOO_MANY_REQUESTS', httpStatus: 429, path: 'pets.list' } },
+      });
+    }
+  });
+
+  it('a tRPC request naming an unknown procedure counts nothing', async () => {
+    server = await startTestServer({ config: { rateLimitPerMinute: 5 } });
+    for (const path of ['/trpc/pets.nope', '/trpc/pets.list,pets.nope?batch=1', '/trpc/pets.list,pets.list']) {
+      const answer = await server.request(path);
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get('ratelimit')).toBeNull();
+    }
+    expect(parseRateLimit((await server.request('/v1/pets')).headers.get('ratelimit')).remaining).toBe(4);
+  });
+
   it('counts tRPC and REST calls against the same budget, and tRPC answers TOO_MANY_REQUESTS', async () => {
     server = await startTestServer({ config: { rateLimitPerMinute: 4 } });
     const trpc = trpcClient(server.baseUrl, API_KEY);
