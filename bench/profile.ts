@@ -6,8 +6,11 @@
 // and warm-up stay out of the profile. Prints self time per request by area for both, and the
 // service's hottest functions, in µs per request. PROFILE_SECONDS (10), PROFILE_TOP (30),
 // PROFILE_DIR (keep the .cpuprofile files there), PROFILE_AGAINST=nestjs (the NestJS peer,
-// bench/peers/nestjs, in the baseline's place), PROFILE_ONLY (list, create or get).
+// bench/peers/nestjs, in the baseline's place), PROFILE_ONLY (the scenarios whose label contains it,
+// tRPC's included; default the REST list, create and get), PROFILE_POSTGRES_URL (a server where one
+// may CREATE DATABASE: the service and the baseline on PostgreSQL, each on a fresh database).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,13 +19,15 @@ import { load, pickGenerator, type Request } from './load.js';
 import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { summarise, type Profile, type Summary } from './profile-summary.js';
 import { buildNestPeer } from './peers.js';
-import { API_KEY, AUTH, restScenarios, serviceEnv } from './requests.js';
-import { seedPets } from './seed.js';
+import { API_KEY, AUTH, restScenarios, SCENARIOS as ALL_SCENARIOS, serviceEnv } from './requests.js';
+import { seedPets, seedPostgresPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
-const SCENARIOS = restScenarios(process.env.PROFILE_ONLY);
+const ONLY = process.env.PROFILE_ONLY;
+const SCENARIOS = ONLY ? ALL_SCENARIOS.filter(({ label }) => label.includes(ONLY)) : restScenarios(undefined);
+const POSTGRES_URL = process.env.PROFILE_POSTGRES_URL;
 /** What the service is compared with: the bare baseline, or the NestJS peer. */
 const AGAINST = process.env.PROFILE_AGAINST === 'nestjs' ? 'nestjs' : 'baseline';
 
@@ -68,7 +73,29 @@ async function devtools(url: string): Promise<{ send(method: string, params?: ob
 
 type System = 'service' | 'baseline' | 'nestjs';
 
+async function onPostgresServer(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A SQLite file, or a fresh database on PROFILE_POSTGRES_URL's server (its URL). */
+async function databaseFor(name: string): Promise<string> {
+  if (!POSTGRES_URL) return join(workDir, `${name}.db`);
+  const database = `animal_store_profile_${name.replace(/\W+/g, '_')}`.toLowerCase();
+  await onPostgresServer(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  await onPostgresServer(`CREATE DATABASE "${database}"`);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${database}`;
+  return url.href;
+}
+
 async function startSystem(system: System, file: string): Promise<Started> {
+  if (POSTGRES_URL && system === 'nestjs') throw new Error('PROFILE_AGAINST=nestjs runs on SQLite only');
   const port = await freePort();
   const common = { PATH: process.env.PATH, HOME: process.env.HOME, API_KEYS: API_KEY };
   const started =
@@ -76,7 +103,7 @@ async function startSystem(system: System, file: string): Promise<Started> {
       ? startProcess('service', process.execPath, ['--inspect=127.0.0.1:0', 'dist/start.js'], {
           cwd: ROOT,
           port,
-          env: serviceEnv({ port, databaseUrl: `file:${file}` }),
+          env: serviceEnv({ port, databaseUrl: POSTGRES_URL ? file : `file:${file}` }),
         })
       : system === 'nestjs'
         ? startProcess('nestjs', process.execPath, ['--inspect=127.0.0.1:0', NEST_ENTRY], {
@@ -99,10 +126,11 @@ async function profile(
   label: string,
   request: Request,
 ): Promise<{ summary: Summary; requests: number; cpuMicrosPerRequest: number }> {
-  const file = join(workDir, `${system}-${label.replace(/\W+/g, '-')}.db`);
+  const file = await databaseFor(`${system}-${label}`);
   const started = await startSystem(system, file);
   try {
-    seedPets(file, 1_000);
+    if (POSTGRES_URL) await seedPostgresPets(file, 1_000);
+    else seedPets(file, 1_000);
     await load(generator, ROOT, workDir, started.port, request, { seconds: 3, connections: 32 });
     const session = await devtools(await inspectorUrl(started));
     await session.send('Profiler.enable');
