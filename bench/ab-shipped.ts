@@ -18,8 +18,7 @@ import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
 import { API_KEY, AUTH, restScenarios, SCENARIOS as ALL_SCENARIOS, serviceEnv } from './requests.js';
-import pg from 'pg';
-import { seedPets, seedPostgresPets } from './seed.js';
+import { freshPostgresDatabase, seedPets, seedPostgresPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
@@ -46,25 +45,10 @@ const SYSTEMS = POSTGRES_URL ? [...entries.keys()] : [...entries.keys(), NEST];
 /** The systems a scenario loads: the peer serves REST only. */
 const systemsOf = (label: string) => (label === TRPC_LIST ? SYSTEMS.filter((system) => system !== NEST) : SYSTEMS);
 
-async function onPostgresServer(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A system's database: a SQLite file, or a fresh PostgreSQL database on AB_POSTGRES_URL's server. */
 async function databaseOf(system: string): Promise<string> {
   if (!POSTGRES_URL) return `file:${join(workDir, `${system}.db`)}`;
-  const name = `animal_store_ab_${system.replace(/\W/g, '_')}`;
-  await onPostgresServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await onPostgresServer(`CREATE DATABASE "${name}"`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return url.href;
+  return freshPostgresDatabase(POSTGRES_URL, `animal_store_ab_${system}`);
 }
 
 async function startService(name: string, entry: string, databaseUrl: string): Promise<Started> {

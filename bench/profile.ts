@@ -10,7 +10,6 @@
 // tRPC's included; default the REST list, create and get), PROFILE_POSTGRES_URL (a server where one
 // may CREATE DATABASE: the service and the baseline on PostgreSQL, each on a fresh database).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +19,7 @@ import { cpuSeconds, startProcess, stopProcess, waitForAnswer, type Started } fr
 import { summarise, type Profile, type Summary } from './profile-summary.js';
 import { buildNestPeer } from './peers.js';
 import { API_KEY, AUTH, restScenarios, SCENARIOS as ALL_SCENARIOS, serviceEnv } from './requests.js';
-import { seedPets, seedPostgresPets } from './seed.js';
+import { freshPostgresDatabase, seedPets, seedPostgresPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
@@ -73,25 +72,10 @@ async function devtools(url: string): Promise<{ send(method: string, params?: ob
 
 type System = 'service' | 'baseline' | 'nestjs';
 
-async function onPostgresServer(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A SQLite file, or a fresh database on PROFILE_POSTGRES_URL's server (its URL). */
 async function databaseFor(name: string): Promise<string> {
   if (!POSTGRES_URL) return join(workDir, `${name}.db`);
-  const database = `animal_store_profile_${name.replace(/\W+/g, '_')}`.toLowerCase();
-  await onPostgresServer(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  await onPostgresServer(`CREATE DATABASE "${database}"`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${database}`;
-  return url.href;
+  return freshPostgresDatabase(POSTGRES_URL, `animal_store_profile_${name}`);
 }
 
 async function startSystem(system: System, file: string): Promise<Started> {

@@ -42,7 +42,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import pg from 'pg';
 import { median, spread } from './figures.js';
 import { load, pickGenerator, type LoadResult, type Request } from './load.js';
 import { freePort } from '../test/support/free-port.js';
@@ -59,7 +58,7 @@ import {
   type Started,
 } from './processes.js';
 import { API_KEY, AUTH, SCENARIOS, serviceEnv, type Scenario } from './requests.js';
-import { seedPets, seedPostgresPets } from './seed.js';
+import { onPostgresServer, seedPets, seedPostgresPets } from './seed.js';
 import {
   asServiceAnswer,
   buildNestPeer,
@@ -150,19 +149,12 @@ interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-async function onPostgresServer(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5_000 });
+/** A statement on BENCH_POSTGRES_URL's server, saying what to set when it is not there. */
+async function onBenchServer(sql: string): Promise<void> {
   try {
-    await client.connect();
+    await onPostgresServer(POSTGRES_URL, sql);
   } catch (error) {
-    throw new Error(
-      `PostgreSQL is not reachable at ${POSTGRES_URL} (${(error as Error).message}); set BENCH_POSTGRES_URL or BENCH_DATABASES=sqlite`,
-    );
-  }
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
+    throw new Error(`${(error as Error).message}; set BENCH_POSTGRES_URL or BENCH_DATABASES=sqlite`);
   }
 }
 
@@ -175,7 +167,7 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
     return { kind, url: `file:${file}`, target: file, seed: async (rows) => seedPets(file, rows), drop: async () => {} };
   }
   const database = `animal_store_bench_${randomBytes(4).toString('hex')}_${name}`;
-  await onPostgresServer(`CREATE DATABASE "${database}"`);
+  await onBenchServer(`CREATE DATABASE "${database}"`);
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${database}`;
   let pooled: string | undefined;
@@ -189,7 +181,7 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
     directUrl: pooled ? url.href : undefined,
     target: url.href,
     seed: (rows) => seedPostgresPets(url.href, rows),
-    drop: () => onPostgresServer(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`),
+    drop: () => onBenchServer(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`),
   };
 }
 

@@ -40,3 +40,28 @@ export async function seedPostgresPets(url: string, count: number): Promise<numb
   }
   return performance.now() - started;
 }
+
+/** Runs one statement (CREATE or DROP DATABASE) on the PostgreSQL server of `serverUrl`. */
+export async function onPostgresServer(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`PostgreSQL is not reachable at ${serverUrl} (${(error as Error).message})`);
+  }
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database `name` (lower case, word characters) on the server of `serverUrl`, dropped first if there: its URL. */
+export async function freshPostgresDatabase(serverUrl: string, name: string): Promise<string> {
+  const database = name.replace(/\W+/g, '_').toLowerCase();
+  await onPostgresServer(serverUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  await onPostgresServer(serverUrl, `CREATE DATABASE "${database}"`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.href;
+}
