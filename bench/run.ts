@@ -75,6 +75,7 @@ import {
 } from './peers.js';
 import type { AttackFigures, ClientFigures } from './under-attack.js';
 import { percentile } from '../test/support/floods.js';
+import { operatorNodeOptions } from '../test/support/operations-doc.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
 
@@ -94,7 +95,7 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(','
 });
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256 --max-semi-space-size=8';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? operatorNodeOptions();
 const WARM_UP_SECONDS = 2;
 const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;

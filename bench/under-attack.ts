@@ -30,11 +30,12 @@ import {
   type Timed,
 } from '../test/support/floods.js';
 import { freePort } from '../test/support/free-port.js';
+import { operatorNodeOptions } from '../test/support/operations-doc.js';
 import { startPrivatePostgres } from '../test/support/private-postgres.js';
 import { holdSlowReaders } from '../test/support/slow-readers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256 --max-semi-space-size=8';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? operatorNodeOptions();
 const QUIET_SECONDS = Number(process.env.BENCH_ATTACK_QUIET_SECONDS ?? 10);
 const ATTACK_SECONDS = Number(process.env.BENCH_ATTACK_SECONDS ?? 30);
 const DIST = process.env.BENCH_ATTACK_DIST;

@@ -26,7 +26,9 @@ fail() {
 }
 
 KEY="production-key-0123456789abcdef"
-OPERATOR_NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8"
+# The memory bounds of docs/operations.md's run line.
+OPERATOR_NODE_OPTIONS=$(sed -n 's/^NODE_ENV=production .*NODE_OPTIONS="\([^"]*\)" node dist\/start\.js$/\1/p' "$SOURCE/docs/operations.md")
+[ -n "$OPERATOR_NODE_OPTIONS" ] || fail "docs/operations.md has no run line with NODE_OPTIONS"
 
 # serve <name> <NODE_OPTIONS> <command…>: starts the service on a free port with its own SQLite
 # file, checks what it answers, stops it with SIGTERM; leaves its log in $WORK/<name>.log.

@@ -8,11 +8,11 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { operatorNodeOptions } from './support/operations-doc.js';
 import { scrape } from './support/prometheus.js';
 import { ROOT, startServiceProcess } from './support/service-process.js';
 
-/** The service's memory bounds, as docs/operations.md ("The process's memory settings") gives them. */
-const SERVICE_NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8';
+const SERVICE_NODE_OPTIONS = operatorNodeOptions();
 
 const copy = mkdtempSync(join(tmpdir(), 'animal-store-build-'));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { supportedNodeRange, unsupportedNodeMessage } from '../src/runtime/supported-node.js';
 import { freePort } from './support/free-port.js';
+import { operatorNodeOptions } from './support/operations-doc.js';
 import { FROM_SOURCE, ROOT, startServiceProcess } from './support/service-process.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-start-'));
@@ -289,7 +290,7 @@ describe('the running Node line under load', { timeout: PROCESS_TEST_TIMEOUT_MS 
     );
     // The built output with the operator's memory bounds of docs/operations.md (its small young
     // generation makes the collections, and the crash, come early).
-    const nodeFlags = ['--max-old-space-size=256', '--max-semi-space-size=8'];
+    const nodeFlags = operatorNodeOptions().split(' ');
     await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
     // No API_KEYS: the first start creates a development key, as a new user's does.
     const service = await startServiceProcess(

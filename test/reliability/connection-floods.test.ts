@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { operatorNodeOptions } from '../support/operations-doc.js';
 import { FROM_SOURCE, startServiceProcess } from '../support/service-process.js';
 import { API_KEY, startTestServer } from '../support/test-server.js';
 import { assertInNetworkNamespace, keptAliveClient, keylessBatchFlood, listenDrops, probeNewConnections } from '../support/floods.js';
@@ -200,7 +201,7 @@ describe('a mixed flood from one address', () => {
         API_KEYS: KEY,
         NODE_ENV: 'production',
         LOG_LEVEL: 'info',
-        NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=8', // docs/operations.md
+        NODE_OPTIONS: operatorNodeOptions(),
         // The flood comes from one address standing for many: admitted, not refused at the door
         // (under these NODE_OPTIONS the default cap is 1,280: src/config.ts).
         MAX_CONNECTIONS: '3000',

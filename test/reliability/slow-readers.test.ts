@@ -21,12 +21,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FROM_SOURCE, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { holdSlowReaders, readInSteps, type HeldReaders } from '../support/slow-readers.js';
 import { assertInNetworkNamespace } from '../support/floods.js';
+import { operatorNodeOptions } from '../support/operations-doc.js';
 
 // Over an Ethernet-sized path, not the host's loopback: `npm run test:attack` (test/vitest.attack.config.ts).
 assertInNetworkNamespace();
 
 const KEY = 'slow-readers-key-0123456789';
-const NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8'; // docs/operations.md
+const NODE_OPTIONS = operatorNodeOptions();
 const BUNDLE = '/v1/docs/assets/swagger-ui-bundle.js';
 const MB = 1024 * 1024;
 
