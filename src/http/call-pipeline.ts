@@ -258,6 +258,13 @@ interface Outcome {
 
 type Standing = LimitDecision | Promise<LimitDecision>;
 
+interface RequestKey {
+  readonly header: string;
+  readonly address: string;
+  readonly digest: string | null;
+  readonly inFlightKey: string;
+}
+
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter, databaseHealth }) => {
   const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
   /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
@@ -305,6 +312,24 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
     return { identity: null, retryAfterSeconds: failed.allowed ? 0 : failed.resetSeconds };
   }
 
+  /**
+   * The address, the key's digest (null: malformed, a wrong key without a lookup) and both together. A client's
+   * own connection mostly repeats its last header: then its last digest is kept. Not on a connection relaying
+   * other clients (a trusted proxy's), where the header compared would be someone else's.
+   */
+  const lastKeyOf = new WeakMap<object, RequestKey>();
+  function keyOfRequest(request: FastifyRequest, header: string): RequestKey {
+    const client = clientAddress(request);
+    const address = clientLimitKey(client);
+    const own = client === request.socket.remoteAddress;
+    const last = own ? lastKeyOf.get(request.socket) : undefined;
+    if (last !== undefined && last.header === header) return last;
+    const digest = digestOfHeader(header);
+    const key = { header, address, digest, inFlightKey: `${address} ${digest}` };
+    if (own) lastKeyOf.set(request.socket, key);
+    return key;
+  }
+
   // Callback-style: the common request (an API_KEYS key seen valid, limits in memory) is decided without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.authorization;
@@ -312,9 +337,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       request.call.caller = NO_KEY; // nothing to check, nothing guessed
       return done();
     }
-    const address = clientLimitKey(clientAddress(request));
-    const digest = digestOfHeader(header); // null: malformed, a wrong key without a lookup
-    const inFlightKey = `${address} ${digest}`;
+    const { address, digest, inFlightKey } = keyOfRequest(request, header);
     const pending = digest === null || checking.size === 0 ? undefined : checking.get(inFlightKey);
     if (digest !== null && (pending || knownValid.has(digest))) {
       const standing = pending ? NOT_ASKED : failureLimiter.peek(address);

@@ -146,7 +146,8 @@ export function limitConnections(server: Server, settings: ConnectionLimitSettin
 
   function dispatch(state: Tracked, socket: Socket, request: IncomingMessage, response: ServerResponse): void {
     state.inFlight.add(response);
-    response.once('close', () => {
+    // 'close' comes once: `on`, not `once`, spares a wrapper and its removal per request.
+    response.on('close', () => {
       state.inFlight.delete(response);
       serveWaiting(socket, state);
       if (state.inFlight.size === 0 && state.waiting.length === 0 && !socket.destroyed) markIdle(socket);

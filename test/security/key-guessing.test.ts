@@ -141,6 +141,27 @@ describe('the client address', () => {
     expect((await fetch(`${baseUrl}/v1/pets`, { headers: as('Bearer other-key-0123456789abcdef') })).status).toBe(429);
   });
 
+  it("one proxy connection carries several clients: each request is decided by its own header and address, not the connection's last", async () => {
+    const store = createApiKeyStore((await start('sqlite', { authFailuresPerMinute: 2, trustProxy: ['127.0.0.1'] })).database.prisma);
+    const { baseUrl } = server!;
+    const stored = (await store.create('through-a-proxy')).key;
+    const from = (client: string, authorization: string) =>
+      `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nX-Forwarded-For: ${client}\r\n\r\n`;
+    const [a, b] = ['198.51.100.1', '198.51.100.2'];
+    // The stored key proven from A; B locked out by guesses (each on a connection of its own).
+    expect((await fetch(`${baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${stored}`, 'x-forwarded-for': a } })).status).toBe(200);
+    for (let i = 0; i < 3; i++) await fetch(`${baseUrl}/v1/pets`, { headers: { ...forwarded(b, i) } });
+    // One connection: the same header from A, then from B (never proven there: it waits), which ends it.
+    expect(await pipeline(baseUrl, [from(a, `Bearer ${stored}`), from(a, `Bearer ${stored}`), from(b, `Bearer ${stored}`)])).toEqual([
+      200, 200, 429,
+    ]);
+    // A client's own connection: a valid key, the same key written otherwise, then a wrong one.
+    const direct = (authorization: string) => `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\n\r\n`;
+    expect(
+      await pipeline(baseUrl, [direct(`Bearer ${API_KEY}`), direct(`bearer  ${API_KEY}`), direct(`Bearer ${API_KEY.slice(0, -1)}x`)]),
+    ).toEqual([200, 200, 401]);
+  });
+
   it('without TRUST_PROXY, X-Forwarded-For is ignored: it cannot get anyone else locked out', async () => {
     const { baseUrl } = await start('sqlite', { authFailuresPerMinute: 2 });
     const statuses: number[] = [];
