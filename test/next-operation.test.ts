@@ -48,11 +48,12 @@ const largerRouter = router({
           errorResponses: ERROR_RESPONSES,
         },
       })
-      .input(GetPetInput)
+      // A number that need not be an integer: read as a plain decimal.
+      .input(GetPetInput.extend({ scale: z.number().positive().optional() }))
       .output(z.object({ summary: z.string() }))
       .query(async ({ ctx, input }) => {
         const pet = await petOr404(ctx.pets, input.petId);
-        return { summary: `${pet.name} (${pet.status})` };
+        return { summary: `${pet.name} (${pet.status})${input.scale === undefined ? '' : ` ×${input.scale}`}` };
       }),
     remove: protectedProcedure
       .meta({
@@ -207,6 +208,25 @@ describe('a router with two more procedures, served as it is', () => {
       },
       { timeout: 5_000, interval: 50 },
     );
+  });
+
+  it('a number parameter that need not be an integer is read as a plain decimal, else 400; the document says `number`', async () => {
+    expect(await json(server.request(`/v1/pets/${petId}/summary?scale=2.5`))).toEqual({ summary: 'Rex (available) ×2.5' });
+    expect(await json(server.request(`/v1/pets/${petId}/summary?scale=25e-1`))).toEqual({ summary: 'Rex (available) ×2.5' });
+    for (const scale of ['x', '0x10', '2.', 'Infinity', '1,5', '%202'])
+      expect(await json(server.request(`/v1/pets/${petId}/summary?scale=${scale}`))).toEqual({
+        code: 'BAD_REQUEST',
+        message: 'scale: must be a number',
+        status: 400,
+      });
+    // The schema's own rule after the shape's: positive.
+    expect(await json(server.request(`/v1/pets/${petId}/summary?scale=-1`))).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+    const doc = (await json(fetch(`${server.baseUrl}/v1/openapi.json`))) as {
+      paths: Record<string, { get: { parameters: Array<{ name: string; schema: { type: string } }> } }>;
+    };
+    const parameters = doc.paths['/pets/{petId}/summary']!.get.parameters;
+    expect(parameters.find(({ name }) => name === 'scale')?.schema.type).toBe('number');
+    expect(parameters.find(({ name }) => name === 'petId')?.schema.type).toBe('integer');
   });
 });
 

@@ -132,12 +132,12 @@ const ERROR_EXAMPLES: Record<number, ErrorAnswer> = {
   503: answerForRefusal(databaseFaultRefusal('unavailable')),
 };
 
-/** An example message: the procedure's own, else what the integer check says (400), else the service's. */
+/** An example message: the procedure's own, else what the number check says (400), else the service's. */
 function exampleMessage(status: number, route: RestRoute, description: string): string {
   const own = route.meta.errorExamples?.[status];
   if (own !== undefined) return own;
-  const [integer] = route.integerParams;
-  if (status === 400 && integer !== undefined) return strictParamProblem(route, { [integer]: 'x' }, {}) ?? '';
+  const [numeric] = [...route.integerParams, ...route.numberParams];
+  if (status === 400 && numeric !== undefined) return strictParamProblem(route, { [numeric]: 'x' }, {}) ?? '';
   return ERROR_EXAMPLES[status]?.message ?? description;
 }
 

@@ -38,8 +38,9 @@ export interface RestRoute {
   allow: readonly string[];
   /** Input fields that arrive as strings (query or path parameters); empty for body methods. */
   params: ReadonlySet<string>;
-  /** Those of them that are numbers, read as integers. */
+  /** Those of them that are integers (plain digits), and the other numbers (plain decimals). */
   integerParams: ReadonlySet<string>;
+  numberParams: ReadonlySet<string>;
   /** Each input field's description, for the document's parameters. */
   paramDescriptions: Readonly<Record<string, string>>;
   pattern: RegExp;
@@ -88,13 +89,14 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
     const fromString = !BODY_METHODS.has(method);
     const params = new Set<string>();
     const integerParams = new Set<string>();
+    const numberParams = new Set<string>();
     const paramDescriptions: Record<string, string> = {};
     for (const [key, schema] of Object.entries(inputFields(procedure))) {
       const field = unwrap(schema);
       const description = schema.description ?? field.description;
       if (description) paramDescriptions[key] = description;
       if (fromString) params.add(key);
-      if (fromString && field instanceof z.ZodNumber) integerParams.add(key);
+      if (fromString && field instanceof z.ZodNumber) (field.isInt ? integerParams : numberParams).add(key);
     }
     const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
     routes.push({
@@ -106,6 +108,7 @@ export function buildRestRoutes(router: AnyTRPCRouter): RestRoute[] {
       allow: [],
       params,
       integerParams,
+      numberParams,
       paramDescriptions,
       pattern: pathPattern(path),
       fastifyPath,
@@ -151,8 +154,9 @@ export function deprecationHeadersAt(routes: readonly RestRoute[], method: strin
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;
+const DECIMAL_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
 
-/** What is wrong with the parameters, or null: integers in plain digits; each at most once, not empty (`?status=` must not list all). */
+/** What is wrong with the parameters, or null: numbers in plain decimals; each at most once, not empty (`?status=` must not list all). */
 export function strictParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
   for (const name in query) {
     // Unknown parameters are ignored (spec), repeated or not.
@@ -166,6 +170,15 @@ export function strictParamProblem(route: RestRoute, pathParams: Record<string, 
       return `${name}: must be an integer`;
     }
   }
+  if (route.numberParams.size > 0) return numberParamProblem(route, pathParams, query);
+  return null;
+}
+
+function numberParamProblem(route: RestRoute, pathParams: Record<string, string>, query: Record<string, unknown>): string | null {
+  for (const name of route.numberParams) {
+    const value = pathParams[name] ?? query[name];
+    if (value !== undefined && !(typeof value === 'string' && DECIMAL_NUMBER.test(value))) return `${name}: must be a number`;
+  }
   return null;
 }
 
@@ -175,7 +188,8 @@ function restInput(route: RestRoute, pathParams: Record<string, string>, query: 
   for (const name of route.params) {
     const value = pathParams[name] ?? query[name];
     if (value === undefined) continue;
-    input[name] = route.integerParams.has(name) ? integerFromDigits(value as string) : value;
+    if (route.integerParams.has(name)) input[name] = integerFromDigits(value as string);
+    else input[name] = route.numberParams.has(name) ? Number(value) : value;
   }
   return input;
 }
