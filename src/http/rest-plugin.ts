@@ -1,8 +1,9 @@
 // The REST surface under /v1, a codec of the call pipeline: its route table, read from the procedures'
 // `openapi` metadata, decodes a request into a call (strict parameters: query and path values are
-// strings, integers plain digits made numbers by `restInput`, so `null` is never 0; the JSON body by the
-// integer rule) and encodes the answer (the route's success status, the error envelope). The key is
-// checked and the budget taken before the body is read; 404/405, deprecation headers.
+// strings, integers plain digits and other numbers plain decimals, made numbers by `restInput`, so `null`
+// is never 0; the JSON body by the integer rule) and encodes the answer (the route's success status, the
+// error envelope). The key is checked and the budget taken before the body is read; 404/405, deprecation
+// headers.
 // A departure from trpc-to-openapi's handler: docs/architecture.md ("departures").
 import { errorCodes, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
