@@ -306,11 +306,11 @@ describe('the log destination', () => {
     return (await textOutAfter(ending)).map((line) => (JSON.parse(line) as { line: number }).line);
   }
   /** The same, each line as written (without its newline). */
-  async function textOutAfter(ending: string): Promise<string[]> {
+  async function textOutAfter(ending: string, message = 'last words'): Promise<string[]> {
     const script = [
       "const { createLogger } = await import('./src/logger.ts');",
       "const logger = createLogger({ logLevel: 'info' });",
-      "for (let line = 0; line < 200; line++) logger.info({ line }, 'last words');",
+      `for (let line = 0; line < 200; line++) logger.info({ line }, ${JSON.stringify(message)});`,
       ending,
     ].join('\n');
     const stdout = await new Promise<string>((resolve) => {
@@ -330,6 +330,14 @@ describe('the log destination', () => {
 
   it('a graceful stop (SIGTERM, handled as src/main.ts does) writes every line logged before it', async () => {
     expect(await linesOutAfter("process.on('SIGTERM', () => process.exit(0)); process.kill(process.pid, 'SIGTERM');")).toEqual(ALL);
+  });
+
+  it('writes text beyond ASCII whole: lines are batched as UTF-8 bytes, so no character is cut at a batch boundary', async () => {
+    const message = 'Fluffy 🐕 ünïcødé 名前';
+    const written = await textOutAfter('process.exit(0);', message);
+    expect(written.map((line) => JSON.parse(line) as { line: number; msg: string })).toEqual(
+      ALL.map((line) => expect.objectContaining({ line, msg: message })),
+    );
   });
 
   it('killed outright at once, a process loses only its last lines, under LOG_BUFFER_BYTES of them, and each whole', async () => {
