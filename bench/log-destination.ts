@@ -7,6 +7,8 @@ import { pino } from 'pino';
 import { redactApiKeys, redactCredentialParameters } from '../src/domain/api-key-shape.js';
 import { createLogger } from '../src/logger.js';
 
+/** The service's own logger (src/logger.ts): the last set below, its lines batched as bytes. */
+const SERVICE = "the service's (src/logger.ts)";
 const OPTIONS: Record<string, Parameters<typeof pino.destination>[0]> = {
   'sync, one write per line (pino default)': { dest: 1, sync: true },
   'sync, 4 KiB batches, flushed every 100 ms': { dest: 1, sync: true, minLength: 4096, periodicFlush: 100 },
@@ -14,12 +16,10 @@ const OPTIONS: Record<string, Parameters<typeof pino.destination>[0]> = {
   'async, 4 KiB batches, flushed every 100 ms': { dest: 1, sync: false, minLength: 4096, periodicFlush: 100 },
   // The same destination with the service's key redaction looking at every line (src/logger.ts).
   'sync, 4 KiB batches, keys redacted': { dest: 1, sync: true, minLength: 4096, periodicFlush: 100 },
-  // The service's own logger (src/logger.ts): the above, its lines batched as bytes.
-  "the service's (src/logger.ts)": {},
+  [SERVICE]: {},
 };
-const SERVICE = "the service's (src/logger.ts)";
 /** The option sets that run src/logger.ts's redaction of key-shaped text on each line. */
-const REDACTED = new Set(['sync, 4 KiB batches, keys redacted', "the service's (src/logger.ts)"]);
+const REDACTED = new Set(['sync, 4 KiB batches, keys redacted', SERVICE]);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const TURNS = 20_000;
 const PER_TURN = 32;
