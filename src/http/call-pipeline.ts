@@ -203,6 +203,15 @@ const asIs = (text: string) => text;
  * Sends `Content-Type: application/json` exactly, as tRPC does: Fastify adds `; charset=utf-8` to a string without a
  * serializer. A string, in one write with the head (a Buffer would be a copy and a second chunk).
  */
+/** Runs a send; one that throws (an unserialisable body) goes to the error handler, as Fastify's own promise handling does. */
+export function sendOrFail(reply: FastifyReply, send: () => unknown): void {
+  try {
+    send();
+  } catch (error) {
+    reply.send(error);
+  }
+}
+
 export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
   return reply.code(status).headers(headers).serializer(asIs).send(text);
 }

@@ -17,6 +17,7 @@ import type { Limiter } from '../limits/fixed-window-limiter.js';
 import {
   callerRefusal,
   refuseEarly,
+  sendOrFail,
   sendTrpcJson,
   takeBudget,
   TRPC_JSON_HEADERS,
@@ -182,11 +183,13 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
 
     const ctx = createContext(request, reply);
     const encode = (response: TrpcResponseItem, failed: TRPCError[]) =>
-      sendTrpcJson(
-        reply,
-        trpc.statusOfResponses([response], failed),
-        directHeaders.get(path)!,
-        trpc.serializeResponse(batched ? [response] : response),
+      sendOrFail(reply, () =>
+        sendTrpcJson(
+          reply,
+          trpc.statusOfResponses([response], failed),
+          directHeaders.get(path)!,
+          trpc.serializeResponse(batched ? [response] : response),
+        ),
       );
     return pipeline.run(
       request,
@@ -268,19 +271,25 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
     return unknown === undefined ? null : unknownProcedureRefusal(unknown);
   }
 
-  app.all<{ Params: { path: string } }>('/:path', async (request, reply) => {
+  // Not async: what is answered here returns nothing (a returned reply is awaited through `Reply.then`,
+  // end-of-stream listeners per request: docs/benchmarks.md); only tRPC's own handler is awaited.
+  app.all<{ Params: { path: string } }>('/:path', (request, reply) => {
     const { path } = request.params;
     // tRPC refuses a path it cannot decode as text/plain: the same answer here, as JSON. (One Fastify
     // could not decode arrives with its `%` escaped: request-record.ts, escapeUndecodablePath.)
-    if (path.includes('%') && !decodable(path)) return send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
+    if (path.includes('%') && !decodable(path)) return void send(reply, { status: 400, message: `Invalid URL-encoding in path "${path}"` });
     // Methods a Fetch Request cannot carry (undici refuses TRACE): tRPC's handler would throw (500).
     if (request.method === 'TRACE') {
       reply.header('allow', TRPC_METHODS);
-      return send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
+      return void send(reply, { status: 405, message: `${request.method} is not supported here; use GET or POST` });
     }
     const kind = request.call.trpc!;
     if (kind.direct && (typeof request.body !== 'string' || !request.body.startsWith(BOM)))
-      return answerDirectly(request, reply, kind.procedure!, kind.batched);
+      return void answerDirectly(request, reply, kind.procedure!, kind.batched);
+    return handleWithTrpc(request, reply, path);
+  });
+
+  async function handleWithTrpc(request: FastifyRequest, reply: FastifyReply, path: string) {
     const url = request.raw.url;
     try {
       applyIntegerRule(request);
@@ -289,5 +298,5 @@ export const trpcPlugin: FastifyPluginAsync<TrpcPluginOptions> = async (
       request.raw.url = url; // the log shows the URL as sent
     }
     return reply;
-  });
+  }
 };
