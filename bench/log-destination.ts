@@ -4,8 +4,7 @@
 // of its own, interleaved over rounds; medians of CPU µs per line go to stderr.
 import { spawnSync } from 'node:child_process';
 import { pino } from 'pino';
-import { redactApiKeys, redactCredentialParameters } from '../src/domain/api-key-shape.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger, redactApiKeys, redactCredentialParameters } from '../src/logger.js';
 
 /** The service's own logger (src/logger.ts): the last set below, its lines batched as bytes. */
 const SERVICE = "the service's (src/logger.ts)";

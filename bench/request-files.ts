@@ -6,14 +6,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort } from '../test/support/free-port.js';
 import { httpCall, startProcess, stopProcess, waitForAnswer } from './processes.js';
 import { AUTH, SCENARIOS, serviceEnv } from './requests.js';
 import { seedPets } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const distDir = resolve(ROOT, process.argv[2] ?? 'dist');
 const MEASURED = ['REST list limit=20', 'tRPC list limit=20'];
 const WARM_UP = 300;
 
@@ -48,44 +47,66 @@ interface ScriptCoverage {
   functions: { functionName: string; ranges: { count: number }[] }[];
 }
 
-const workDir = mkdtempSync(join(tmpdir(), 'animal-store-files-'));
-const port = await freePort();
-const started = startProcess('service', process.execPath, ['--inspect=127.0.0.1:0', join(distDir, 'start.js')], {
-  cwd: ROOT,
-  env: serviceEnv({ port, databaseUrl: `file:${join(workDir, 'pets.db')}` }),
-  port,
-});
-try {
-  await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
-  seedPets(join(workDir, 'pets.db'), 1_000);
-  const wsUrl = /ws:\/\/\S+/.exec(started.stderr())?.[0];
-  if (!wsUrl) throw new Error(`no inspector address in: ${started.stderr()}`);
-  const cdp = await inspector(wsUrl);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-  for (const label of MEASURED) {
-    const { request } = SCENARIOS.find((scenario) => scenario.label === label)!;
-    const call = () => httpCall(port, request.method, request.path, request.headers, request.body);
-    for (let i = 0; i < WARM_UP; i++) await call();
-    await new Promise((settle) => setTimeout(settle, 50));
-    await cdp.send('Profiler.takePreciseCoverage'); // resets the counts
-    const answer = await call();
-    await new Promise((settle) => setTimeout(settle, 20)); // the log line and the metrics
-    const { result } = await cdp.send<{ result: ScriptCoverage[] }>('Profiler.takePreciseCoverage');
-    const files = result
-      .filter(({ url }) => url.startsWith('file://') && !url.includes('/node_modules/'))
-      .map(({ url, functions }) => ({
-        file: relative(ROOT, fileURLToPath(url)),
-        ran: functions.filter((fn) => fn.ranges[0]!.count > 0 && fn.functionName !== '').map((fn) => fn.functionName),
-        any: functions.some((fn) => fn.ranges[0]!.count > 0),
-      }))
-      .filter(({ any }) => any)
-      .sort((a, b) => a.file.localeCompare(b.file));
-    console.log(`\n${label}: ${request.method} ${request.path} → ${answer.status}; ${files.length} project files ran code`);
+export interface RequestFiles {
+  label: string;
+  method: string;
+  path: string;
+  status: number;
+  /** Project files with a function that ran, and the names of those functions (anonymous ones unnamed). */
+  files: { file: string; ran: string[] }[];
+}
+
+/** Starts the service by `entry` (a script, with Node's flags before it) with an inspector, and measures each scenario. */
+export async function measureRequestFiles(entry: readonly string[]): Promise<RequestFiles[]> {
+  const workDir = mkdtempSync(join(tmpdir(), 'animal-store-files-'));
+  const port = await freePort();
+  const started = startProcess('service', process.execPath, ['--inspect=127.0.0.1:0', ...entry], {
+    cwd: ROOT,
+    env: serviceEnv({ port, databaseUrl: `file:${join(workDir, 'pets.db')}` }),
+    port,
+  });
+  const measured: RequestFiles[] = [];
+  try {
+    await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
+    seedPets(join(workDir, 'pets.db'), 1_000);
+    const wsUrl = /ws:\/\/\S+/.exec(started.stderr())?.[0];
+    if (!wsUrl) throw new Error(`no inspector address in: ${started.stderr()}`);
+    const cdp = await inspector(wsUrl);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+    for (const label of MEASURED) {
+      const { request } = SCENARIOS.find((scenario) => scenario.label === label)!;
+      const call = () => httpCall(port, request.method, request.path, request.headers, request.body);
+      for (let i = 0; i < WARM_UP; i++) await call();
+      await new Promise((settle) => setTimeout(settle, 50));
+      await cdp.send('Profiler.takePreciseCoverage'); // resets the counts
+      const answer = await call();
+      await new Promise((settle) => setTimeout(settle, 20)); // the log line and the metrics
+      const { result } = await cdp.send<{ result: ScriptCoverage[] }>('Profiler.takePreciseCoverage');
+      const files = result
+        .filter(({ url }) => url.startsWith('file://') && !url.includes('/node_modules/'))
+        .map(({ url, functions }) => ({
+          file: relative(ROOT, fileURLToPath(url)),
+          ran: functions.filter((fn) => fn.ranges[0]!.count > 0 && fn.functionName !== '').map((fn) => fn.functionName),
+          any: functions.some((fn) => fn.ranges[0]!.count > 0),
+        }))
+        .filter(({ any }) => any)
+        .map(({ file, ran }) => ({ file, ran }))
+        .sort((a, b) => a.file.localeCompare(b.file));
+      measured.push({ label, method: request.method, path: request.path, status: answer.status, files });
+    }
+    cdp.close();
+  } finally {
+    await stopProcess(started);
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  return measured;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const distDir = resolve(ROOT, process.argv[2] ?? 'dist');
+  for (const { label, method, path, status, files } of await measureRequestFiles([join(distDir, 'start.js')])) {
+    console.log(`\n${label}: ${method} ${path} → ${status}; ${files.length} project files ran code`);
     for (const { file, ran } of files) console.log(`  ${file.padEnd(44)} ${ran.slice(0, 6).join(', ')}${ran.length > 6 ? ', …' : ''}`);
   }
-  cdp.close();
-} finally {
-  await stopProcess(started);
-  rmSync(workDir, { recursive: true, force: true });
 }

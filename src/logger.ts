@@ -1,7 +1,7 @@
 // The service's pino logger: JSON lines on stdout, credentials redacted. @see docs/observability.md "Logs"
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { redactApiKeys } from './domain/api-key-shape.js';
+import { API_KEY_PREFIX, KEY_SHAPED_SOURCE } from './domain/api-key-shape.js';
 
 /** Exact paths: a wildcard makes pino walk every field of every line (docs/benchmarks.md, "redaction by exact paths"). */
 const REDACTED_PATHS = [
@@ -22,6 +22,26 @@ const REDACTED_PATHS = [
  */
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 100;
+
+const HOLDS_KEY = new RegExp(KEY_SHAPED_SOURCE, 'i');
+const KEY_SHAPED = new RegExp(KEY_SHAPED_SOURCE, 'gi');
+/** Parameters that carry a credential by name (an API_KEYS key has no shape of its own). */
+const CREDENTIAL_PARAMETER = /([?&](?:access_token|api_?key|key|token)=)[^&#"\s]+/gi;
+const HAS_CREDENTIAL_PARAMETER = /[?&](?:access_token|api_?key|key|token)=/i;
+
+/**
+ * Runs on every log line. A key written without `%` has `k_` or `K_` (its prefix's end): text with none of
+ * the three costs three substring searches, no regular expression.
+ */
+export function redactApiKeys(text: string): string {
+  if (!text.includes('%') && !text.includes('k_') && !text.includes('K_')) return text;
+  return HOLDS_KEY.test(text) ? text.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`) : text;
+}
+
+/** Credential query parameters' values redacted (a request line's `url`); other key-shaped text is left to redactApiKeys. */
+export function redactCredentialParameters(target: string): string {
+  return HAS_CREDENTIAL_PARAMETER.test(target) ? target.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : target;
+}
 
 function stdoutDestination(): DestinationStream {
   // Lines as bytes (sonic-boom's `buffer` mode): its text mode measures the whole pending batch again at every line.

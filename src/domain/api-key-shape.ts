@@ -1,6 +1,6 @@
-// What an API key is: its shape, how a request carries it (`Authorization: Bearer`), its digest, how an
-// API_KEYS key is recognised, and how one is kept out of logs wherever it turns up (src/logger.ts). Pure
-// rules on node:crypto alone, shared by the verifier (src/auth/api-keys.ts), authentication and the logger.
+// What an API key is: its shape (which the logger redacts wherever it turns up: src/logger.ts), how a request
+// carries it (`Authorization: Bearer`), its digest, how an API_KEYS key is recognised. Pure rules on
+// node:crypto alone, shared by the verifier (src/auth/api-keys.ts), authentication and the logger.
 // @see docs/security.md "API keys"
 import { hash, timingSafeEqual } from 'node:crypto';
 
@@ -54,33 +54,15 @@ export function envKeyMatcher(envKeys: readonly string[]): (digest: string) => A
  */
 const encoded = (literal: string, hex: string) => `(?:${literal}|%(?:25){0,2}(?:${hex}))`;
 
-/** The prefix and a run long enough to be (most of) a key; `ask_me` is a word. */
-const KEY_SHAPED_SOURCE =
+/** The prefix and a run long enough to be (most of) a key; `ask_me` is a word. The logger redacts it (src/logger.ts). */
+export const KEY_SHAPED_SOURCE =
   encoded('a', '[46]1') +
   encoded('s', '[57]3') +
   encoded('k', '[46]b') +
   encoded('_', '5f') +
   `${encoded('[A-Za-z0-9_-]', '2d|3[0-9]|[46][1-9a-f]|[57][0-9a]|5f')}{16,}`;
 const HOLDS_KEY = new RegExp(KEY_SHAPED_SOURCE, 'i');
-const KEY_SHAPED = new RegExp(KEY_SHAPED_SOURCE, 'gi');
-/** Parameters that carry a credential by name (an API_KEYS key has no shape of its own). */
-const CREDENTIAL_PARAMETER = /([?&](?:access_token|api_?key|key|token)=)[^&#"\s]+/gi;
-const HAS_CREDENTIAL_PARAMETER = /[?&](?:access_token|api_?key|key|token)=/i;
 
 export function looksLikeApiKey(text: string): boolean {
   return HOLDS_KEY.test(text);
-}
-
-/**
- * Runs on every log line. A key written without `%` has `k_` or `K_` (its prefix's end): text with none of
- * the three costs three substring searches, no regular expression.
- */
-export function redactApiKeys(text: string): string {
-  if (!text.includes('%') && !text.includes('k_') && !text.includes('K_')) return text;
-  return HOLDS_KEY.test(text) ? text.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`) : text;
-}
-
-/** Credential query parameters' values redacted; other key-shaped text is left to redactApiKeys. */
-export function redactCredentialParameters(target: string): string {
-  return HAS_CREDENTIAL_PARAMETER.test(target) ? target.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : target;
 }

@@ -243,19 +243,22 @@ interface AuthenticationOptions {
 /** How many recently valid key digests are remembered (oldest forgotten first). */
 const KNOWN_VALID_DIGESTS = 10_000;
 
-class BoundedSet {
-  private readonly items = new Set<string>();
+class BoundedMap<V> {
+  private readonly items = new Map<string, V>();
   constructor(private readonly max: number) {}
-  has(item: string): boolean {
-    return this.items.has(item);
+  has(key: string): boolean {
+    return this.items.has(key);
   }
-  add(item: string): void {
-    if (this.items.has(item)) return;
-    this.items.add(item);
-    if (this.items.size > this.max) this.items.delete(this.items.values().next().value!);
+  get(key: string): V | undefined {
+    return this.items.get(key);
   }
-  delete(item: string): void {
-    this.items.delete(item);
+  set(key: string, value: V): void {
+    if (this.items.has(key)) return;
+    this.items.set(key, value);
+    if (this.items.size > this.max) this.items.delete(this.items.keys().next().value!);
+  }
+  delete(key: string): void {
+    this.items.delete(key);
   }
 }
 
@@ -275,9 +278,10 @@ interface RequestKey {
 }
 
 const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier, failureLimiter, databaseHealth }) => {
-  const knownValid = new BoundedSet(KNOWN_VALID_DIGESTS);
+  /** Digests seen valid: an API_KEYS key's identity (fixed until a restart), null for a stored key (looked up again: revocation). */
+  const knownValid = new BoundedMap<ApiKeyIdentity | null>(KNOWN_VALID_DIGESTS);
   /** `address digest` of keys seen valid from that address: they go on working while it is locked out. */
-  const provenFrom = new BoundedSet(KNOWN_VALID_DIGESTS);
+  const provenFrom = new BoundedMap<true>(KNOWN_VALID_DIGESTS);
   /** Whether the address's standing refuses this key: locked out, and the key not proven from there. */
   const lockedOut = (standing: { allowed: boolean }, address: string, digest: string) =>
     !standing.allowed && !provenFrom.has(`${address} ${digest}`);
@@ -296,8 +300,8 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       throw error;
     }
     if (identity) {
-      knownValid.add(digest!);
-      provenFrom.add(`${address} ${digest}`);
+      knownValid.set(digest!, verifier.matchEnvKey(digest!));
+      provenFrom.set(`${address} ${digest}`, true);
       await failureLimiter.giveBack(address);
     }
     return { identity, retryAfterSeconds: 0 };
@@ -313,7 +317,7 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
       if (lockedOut(decided, address, digest)) return { identity: null, retryAfterSeconds: decided.resetSeconds };
       outcome = { identity: await verifier.authenticateDigest(digest), retryAfterSeconds: 0 };
     }
-    if (outcome.identity) provenFrom.add(`${address} ${digest}`);
+    if (outcome.identity) provenFrom.set(`${address} ${digest}`, true);
     if (outcome.identity || outcome.retryAfterSeconds > 0) return outcome;
     knownValid.delete(digest); // revoked since
     provenFrom.delete(`${address} ${digest}`);
@@ -356,9 +360,9 @@ const plugin: FastifyPluginAsync<AuthenticationOptions> = async (app, { verifier
           return done();
         }
         // An API_KEYS key is answered at once; a stored key is looked up again (revocation) below.
-        const identity = verifier.matchEnvKey(digest);
+        const identity = knownValid.get(digest);
         if (identity) {
-          provenFrom.add(inFlightKey);
+          provenFrom.set(inFlightKey, true);
           request.call.caller = { identity, refusal: null };
           return done();
         }

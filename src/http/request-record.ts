@@ -10,7 +10,8 @@ import ipaddr from 'ipaddr.js';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
 import type { Caller, Refusal } from '../api/refusals.js';
 import type { ProcedureInfo } from '../api/trpc-internals.js';
-import { looksLikeApiKey, redactCredentialParameters } from '../domain/api-key-shape.js';
+import { looksLikeApiKey } from '../domain/api-key-shape.js';
+import { redactCredentialParameters } from '../logger.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 
