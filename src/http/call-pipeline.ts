@@ -199,10 +199,6 @@ export const TRPC_JSON_HEADERS = { vary: 'trpc-accept, accept', 'content-type': 
 
 const asIs = (text: string) => text;
 
-/**
- * Sends `Content-Type: application/json` exactly, as tRPC does: Fastify adds `; charset=utf-8` to a string without a
- * serializer. A string, in one write with the head (a Buffer would be a copy and a second chunk).
- */
 /** Runs a send; one that throws (an unserialisable body) goes to the error handler, as Fastify's own promise handling does. */
 export function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   try {
@@ -212,6 +208,10 @@ export function sendOrFail(reply: FastifyReply, send: () => unknown): void {
   }
 }
 
+/**
+ * Sends `Content-Type: application/json` exactly, as tRPC does: Fastify adds `; charset=utf-8` to a string without a
+ * serializer. A string, in one write with the head (a Buffer would be a copy and a second chunk).
+ */
 export function sendTrpcJson(reply: FastifyReply, status: number, headers: Readonly<Record<string, string>>, text: string): FastifyReply {
   return reply.code(status).headers(headers).serializer(asIs).send(text);
 }
