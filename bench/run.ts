@@ -1,12 +1,13 @@
 // `npm run bench`: the service against a bare baseline (bench/baseline-server.ts), in one run on
-// one machine, so that the ratios mean something even when other work shares the machine. Once on
+// one machine, so that the ratios mean something even when other work shares the machine; all of it
+// inside a network namespace whose loopback has an Ethernet's MTU (bench/network-namespace.ts). Once on
 // SQLite, then once on PostgreSQL (the same server for both, a database each), and on request once
 // with the service behind PgBouncer (`pgbouncer`: a private PgBouncer in transaction pooling in
 // front of the same server, `?pgbouncer=true`, against the same baseline on PostgreSQL directly).
 //
 //   1. Both servers start (the service with its real start command, `npm start`, in production
 //      settings), each on its own database (SQLite: a file in a temporary directory; PostgreSQL:
-//      a fresh database on BENCH_POSTGRES_URL's server, dropped at the end), seeded with the same rows.
+//      a fresh database on the run's server, dropped at the end), seeded with the same rows.
 //   2. Every scenario is checked once on both (same status, same body), then warmed up.
 //   3. Rounds: each scenario is loaded on one server, then on the other (the order flips every
 //      round), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
@@ -17,7 +18,7 @@
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
 //      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
 //      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc).
-//   7. Under attack (bench/under-attack.ts, in a network namespace at MTU 1500), SQLite and
+//   7. Under attack (bench/under-attack.ts), SQLite and
 //      PostgreSQL: a legitimate client's kept-alive and new-connection latencies, the kernel's
 //      listen-queue drops and the server's peak RSS during a mixed flood, against the client alone.
 //   8. SQLite only: shared limits: the service with REDIS_URL (a private redis-server) against the
@@ -27,8 +28,9 @@
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
 // of the shared machine cannot move), BENCH_SECONDS (5),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
-// BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL (postgresql://postgres@127.0.0.1:5432/postgres:
-// a server where this user may CREATE DATABASE), BENCH_POOL_SIZE (10: the service's
+// BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL (a server
+// where this user may CREATE DATABASE, reachable from inside the namespace: a Unix socket's, e.g.
+// postgresql://postgres@localhost/postgres?host=/var/run/postgresql; default: a private cluster, fsync off), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
 // BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=peers (the peer comparison alone),
@@ -77,7 +79,11 @@ import type { AttackFigures, ClientFigures } from './under-attack.js';
 import { percentile } from '../test/support/floods.js';
 import { operatorNodeOptions } from '../test/support/operations-doc.js';
 import { startPrivatePgBouncer, type PrivatePgBouncer } from '../test/support/private-pgbouncer.js';
+import { startPrivatePostgres, type PrivatePostgres } from '../test/support/private-postgres.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
+import { runInNetworkNamespace } from './network-namespace.js';
+
+runInNetworkNamespace();
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -93,7 +99,6 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(','
   if (!(KINDS as readonly string[]).includes(name)) throw new Error(`BENCH_DATABASES: unknown database "${name}"`);
   return name as DatabaseKind;
 });
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? operatorNodeOptions();
 const WARM_UP_SECONDS = 2;
@@ -150,10 +155,18 @@ interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-/** A statement on BENCH_POSTGRES_URL's server, saying what to set when it is not there. */
+/** The run's PostgreSQL server: BENCH_POSTGRES_URL's, or a private cluster started at the first PostgreSQL database. */
+let privatePostgres: Promise<PrivatePostgres> | undefined;
+async function postgresServerUrl(): Promise<string> {
+  if (process.env.BENCH_POSTGRES_URL) return process.env.BENCH_POSTGRES_URL;
+  privatePostgres ??= startPrivatePostgres();
+  return (await privatePostgres).url('postgres');
+}
+
+/** A statement on the run's PostgreSQL server, saying what to set when it is not there. */
 async function onBenchServer(sql: string): Promise<void> {
   try {
-    await onPostgresServer(POSTGRES_URL, sql);
+    await onPostgresServer(await postgresServerUrl(), sql);
   } catch (error) {
     throw new Error(`${(error as Error).message}; set BENCH_POSTGRES_URL or BENCH_DATABASES=sqlite`);
   }
@@ -169,11 +182,11 @@ async function benchDatabase(kind: DatabaseKind, name: string): Promise<BenchDat
   }
   const database = `animal_store_bench_${randomBytes(4).toString('hex')}_${name}`;
   await onBenchServer(`CREATE DATABASE "${database}"`);
-  const url = new URL(POSTGRES_URL);
+  const url = new URL(await postgresServerUrl());
   url.pathname = `/${database}`;
   let pooled: string | undefined;
   if (kind === 'pgbouncer') {
-    pgbouncer ??= startPrivatePgBouncer(POSTGRES_URL, { poolSize: POOL_SIZE });
+    pgbouncer ??= startPrivatePgBouncer(await postgresServerUrl(), { poolSize: POOL_SIZE });
     pooled = `${(await pgbouncer).url(database)}?pgbouncer=true`;
   }
   return {
@@ -759,4 +772,5 @@ try {
   process.exitCode = 1;
 } finally {
   await (await pgbouncer?.catch(() => undefined))?.stop();
+  await (await privatePostgres?.catch(() => undefined))?.destroy();
 }
