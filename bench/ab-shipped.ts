@@ -4,7 +4,8 @@
 // and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
 // (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
 // create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), the order
-// rotating from round to round. AB_POSTGRES_URL (a server where one may CREATE DATABASE, by a Unix socket: the load runs in a network namespace, bench/network-namespace.ts): the services
+// rotating from round to round, in a network namespace (bench/network-namespace.ts). AB_POSTGRES_URL (a
+// server where one may CREATE DATABASE, by its Unix socket: ?host=/var/run/postgresql): the services
 // on PostgreSQL instead, a database each, without the peer (which serves SQLite only). Prints per scenario the
 // medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
 // NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_ONLY (list, create or get).

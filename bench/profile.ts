@@ -8,7 +8,8 @@
 // PROFILE_DIR (keep the .cpuprofile files there), PROFILE_AGAINST=nestjs (the NestJS peer,
 // bench/peers/nestjs, in the baseline's place), PROFILE_ONLY (the scenarios whose label contains it,
 // tRPC's included; default the REST list, create and get), PROFILE_POSTGRES_URL (a server where one
-// may CREATE DATABASE, by a Unix socket, as the load runs in a network namespace: the service and the baseline on PostgreSQL, each on a fresh database).
+// may CREATE DATABASE, by its Unix socket, since the load runs in a network namespace: the service and
+// the baseline on PostgreSQL, each on a fresh database).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -28,9 +28,10 @@
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
 // of the shared machine cannot move), BENCH_SECONDS (5),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
-// BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL (a server
-// where this user may CREATE DATABASE, reachable from inside the namespace: a Unix socket's, e.g.
-// postgresql://postgres@localhost/postgres?host=/var/run/postgresql; default: a private cluster, fsync off), BENCH_POOL_SIZE (10: the service's
+// BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL
+// (a server where this user may CREATE DATABASE, by its Unix socket from inside the namespace, e.g.
+// postgresql://postgres@localhost/postgres?host=/var/run/postgresql; default: a private cluster, fsync
+// off), BENCH_POOL_SIZE (10: the service's
 // DATABASE_POOL_SIZE, the baseline's pool and PgBouncer's server connections), BENCH_JSON (write the raw figures to this file),
 // BENCH_QUICK=1 (the service/baseline rounds only: for before/after comparisons of one change),
 // BENCH_ONLY=attack (the "under attack" scenario alone), BENCH_ONLY=peers (the peer comparison alone),
