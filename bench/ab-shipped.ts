@@ -4,7 +4,9 @@
 // and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
 // (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
 // create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), the order
-// rotating from round to round, in a network namespace (bench/network-namespace.ts). AB_POSTGRES_URL (a
+// rotating from round to round, in a network namespace (bench/network-namespace.ts). Every round starts
+// each system afresh and warms it up: instances of one build differ by several percent in CPU a request,
+// so a round's figures are one instance's. AB_POSTGRES_URL (a
 // server where one may CREATE DATABASE, by its Unix socket: ?host=/var/run/postgresql): the services
 // on PostgreSQL instead, a database each, without the peer (which serves SQLite only). Prints per scenario the
 // medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
@@ -55,6 +57,8 @@ async function databaseOf(system: string): Promise<string> {
   return freshPostgresDatabase(POSTGRES_URL, `animal_store_ab_${system}`);
 }
 
+const databases = new Map<string, string>();
+
 async function startService(name: string, entry: string, databaseUrl: string): Promise<Started> {
   const port = await freePort();
   const env = serviceEnv({ port, databaseUrl });
@@ -65,19 +69,32 @@ async function startService(name: string, entry: string, databaseUrl: string): P
 
 const fileOf = (system: string) => join(workDir, `${system}.db`);
 const servers = new Map<string, Started>();
-try {
+
+/** Every system started on its database (made and seeded the first time), answering. */
+async function startAll(): Promise<void> {
   for (const [name, entry] of entries) {
-    const databaseUrl = await databaseOf(name);
-    servers.set(name, await startService(name, entry, databaseUrl));
-    if (POSTGRES_URL) await seedPostgresPets(databaseUrl, 1_000);
+    const seeded = databases.has(name);
+    if (!seeded) databases.set(name, await databaseOf(name));
+    servers.set(name, await startService(name, entry, databases.get(name)!));
+    if (seeded) continue;
+    if (POSTGRES_URL) await seedPostgresPets(databases.get(name)!, 1_000);
     else seedPets(fileOf(name), 1_000);
   }
   if (!POSTGRES_URL) {
-    buildNestPeer(ROOT);
     servers.set(NEST, startPeer('NestJS', ROOT, await freePort(), fileOf(NEST), API_KEY));
     await waitForAnswer(servers.get(NEST)!, '/v1/pets?limit=1', AUTH, performance.now());
-    seedPets(fileOf(NEST), 1_000);
+    if (!databases.has(NEST)) seedPets(fileOf(NEST), 1_000);
+    databases.set(NEST, fileOf(NEST));
   }
+}
+
+async function stopAll(): Promise<void> {
+  await Promise.all([...servers.values()].map((server) => stopProcess(server)));
+  servers.clear();
+}
+
+try {
+  if (!POSTGRES_URL) buildNestPeer(ROOT);
   const measure = async (system: string, request: Request, seconds: number) => {
     const server = servers.get(system)!;
     const pid = servingPid(server);
@@ -85,10 +102,15 @@ try {
     const result = await load(generator, ROOT, workDir, server.port, request, { seconds, connections: 32 });
     return { rps: result.requestsPerSecond, cpu: ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests, errors: result.errors };
   };
-  for (const { label, request } of SCENARIOS) for (const system of systemsOf(label)) await measure(system, request, 2);
+  const warmUp = async () => {
+    for (const { label, request } of SCENARIOS) for (const system of systemsOf(label)) await measure(system, request, 2);
+  };
   type Run = { rps: number; cpu: number };
   const runs = new Map(SCENARIOS.map(({ label }) => [label, new Map<string, Run[]>(systemsOf(label).map((system) => [system, []]))]));
   for (let round = 1; round <= ROUNDS; round++) {
+    await stopAll();
+    await startAll();
+    await warmUp();
     for (const { label, request } of SCENARIOS) {
       for (const system of rotation(systemsOf(label), round)) {
         const run = await measure(system, request, SECONDS);
@@ -122,6 +144,6 @@ try {
     }
   }
 } finally {
-  await Promise.all([...servers.values()].map((server) => stopProcess(server)));
+  await stopAll();
   rmSync(workDir, { recursive: true, force: true });
 }
