@@ -9,7 +9,8 @@
 //      settings, no NODE_OPTIONS), each on its own database (SQLite: a file in a temporary directory; PostgreSQL:
 //      a fresh database on the run's server, dropped at the end), seeded with the same rows.
 //   2. Every scenario is checked once on both (same status, same body), then warmed up.
-//   3. Rounds: each scenario is loaded on one server, then on the other (the order flips every
+//   3. Rounds: both servers start afresh and warm up (instances of one build differ by several
+//      percent), then each scenario is loaded on one server, then on the other (the order flips every
 //      round), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
 //      each load; CPU time per request is the serving process's utime + stime over the load
 //      (/proc/<pid>/stat) divided by the requests it answered. Then the service under the operator's
@@ -18,7 +19,8 @@
 //   5. SQLite only: start-up, `npm start` on an up-to-date database until the first 200 answer.
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
 //      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
-//      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc).
+//      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc), all of
+//      them started afresh each round.
 //   7. Under attack (bench/under-attack.ts), SQLite and
 //      PostgreSQL: a legitimate client's kept-alive and new-connection latencies, the kernel's
 //      listen-queue drops and the server's peak RSS during a mixed flood, against the client alone.
@@ -109,10 +111,10 @@ const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;
 const START_UP_RUNS = 3;
 /**
- * Whatever happens, the benchmark ends: everything it started is killed after this. 40 minutes
- * for the default run (about 30), in proportion for longer rounds or a third database.
+ * Whatever happens, the benchmark ends: everything it started is killed after this. 50 minutes
+ * for the default run (about 38), in proportion for longer rounds or a third database.
  */
-const HARD_LIMIT_MS = 40 * 60_000 * Math.max(1, (ROUNDS * SECONDS) / 25) * Math.max(1, DATABASES.length / 2);
+const HARD_LIMIT_MS = 50 * 60_000 * Math.max(1, (ROUNDS * SECONDS) / 25) * Math.max(1, DATABASES.length / 2);
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 const generator = pickGenerator(ROOT, process.env.BENCH_GENERATOR);
@@ -409,28 +411,33 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
   try {
     // 1. Both servers, the same rows.
     // As shipped (no NODE_OPTIONS), as the speed targets are stated; the operator's settings after the rounds.
-    const { server: service, startMs: firstStartMs } = await startService(
-      `service-${kind}`,
-      serviceDatabase.url,
-      serviceDatabase.directUrl,
-      '',
-    );
-    const baseline = await startBaseline(baselineDatabase.target);
+    const startBoth = async () => ({
+      ...(await startService(`service-${kind}`, serviceDatabase.url, serviceDatabase.directUrl, '')),
+      baseline: await startBaseline(baselineDatabase.target),
+    });
+    const first = await startBoth();
+    let { server: service, baseline } = first;
+    const firstStartMs = first.startMs;
     for (const database of [serviceDatabase, baselineDatabase]) await database.seed(SEED_ROWS);
     console.log(
       `servers: service pid ${service.rss.pid} (npm start, first start with migration ${fixed(firstStartMs, 0)} ms), baseline pid ${baseline.rss.pid}; ${SEED_ROWS} rows each`,
     );
     if (!service.rss.resettable) console.log('note: VmHWM cannot be reset here; RSS figures are lifetime peaks');
 
-    // 2. Same answers, then warm both up (JIT, the database's caches, prepared statements).
+    // 2. Same answers.
     await checkSameAnswers(service, baseline);
-    for (const { request } of SCENARIOS) {
-      for (const server of [service, baseline]) await measure(server, request, WARM_UP_SECONDS);
-    }
 
-    // 3. Rounds, alternating.
+    // 3. Rounds, alternating; each on both servers started afresh and warmed up (JIT, the database's
+    // caches, prepared statements): instances of one build differ by several percent.
     const runs = new Map<string, { service: Run[]; baseline: Run[] }>(SCENARIOS.map((s) => [s.label, { service: [], baseline: [] }]));
     for (let round = 1; round <= ROUNDS; round++) {
+      if (round > 1) {
+        await Promise.all([stopProcess(service.started), stopProcess(baseline.started)]);
+        ({ server: service, baseline } = await startBoth());
+      }
+      for (const { request } of SCENARIOS) {
+        for (const server of [service, baseline]) await measure(server, request, WARM_UP_SECONDS);
+      }
       for (const { label, request } of SCENARIOS) {
         const order = round % 2 ? [service, baseline] : [baseline, service];
         for (const server of order) {
@@ -456,38 +463,51 @@ async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigure
   buildNestPeer(ROOT);
   const scenarios = SCENARIOS.filter((s) => PEER_SCENARIOS.includes(s.label));
   const files = Object.fromEntries(PEER_SYSTEMS.map((system, i) => [system, join(workDir, `peer-${i}.db`)])) as Record<PeerSystem, string>;
-  const systems: Array<[PeerSystem, Server]> = [
-    ['service as shipped', (await startService('service-as-shipped', `file:${files['service as shipped']}`, undefined, '')).server],
-    [
-      'service with NODE_OPTIONS',
-      (await startService('service-node-options', `file:${files['service with NODE_OPTIONS']}`, undefined, NODE_OPTIONS)).server,
-    ],
-  ];
-  for (const peer of PEERS) {
-    const started = startPeer(peer, ROOT, await freePort(), files[peer], API_KEY);
-    systems.push([peer, { name: 'peer', started, rss: new PeakRss(servingPid(started)), database: files[peer] }]);
-    await waitForAnswer(started, '/v1/pets?limit=1', AUTH, performance.now());
-  }
-  const baseline = await startBaseline(files.baseline);
-  systems.push(['baseline', baseline]);
+  /** Every system on its own file; the last is the baseline. */
+  const startSystems = async (): Promise<Array<[PeerSystem, Server]>> => {
+    const started: Array<[PeerSystem, Server]> = [
+      ['service as shipped', (await startService('service-as-shipped', `file:${files['service as shipped']}`, undefined, '')).server],
+      [
+        'service with NODE_OPTIONS',
+        (await startService('service-node-options', `file:${files['service with NODE_OPTIONS']}`, undefined, NODE_OPTIONS)).server,
+      ],
+    ];
+    for (const peer of PEERS) {
+      const peerProcess = startPeer(peer, ROOT, await freePort(), files[peer], API_KEY);
+      started.push([peer, { name: 'peer', started: peerProcess, rss: new PeakRss(servingPid(peerProcess)), database: files[peer] }]);
+      await waitForAnswer(peerProcess, '/v1/pets?limit=1', AUTH, performance.now());
+    }
+    started.push(['baseline', await startBaseline(files.baseline)]);
+    return started;
+  };
+  let systems = await startSystems();
   try {
     for (const system of PEER_SYSTEMS) seedPets(files[system], SEED_ROWS);
+    const baseline = systems.at(-1)![1];
     for (const [system, server] of systems.slice(0, -1)) await checkSameAnswers(server, baseline, scenarios, system);
     /** What a system is loaded with in a scenario, or null where it does not serve it. */
     const requestOf = (system: PeerSystem, { label, request }: Scenario) => peerRequest(system, label, request);
-    for (const scenario of scenarios) {
-      for (const [system, server] of systems) {
-        const request = requestOf(system, scenario);
-        if (request) await measure(server, request, WARM_UP_SECONDS);
+    const warmUp = async () => {
+      for (const scenario of scenarios) {
+        for (const [system, server] of systems) {
+          const request = requestOf(system, scenario);
+          if (request) await measure(server, request, WARM_UP_SECONDS);
+        }
       }
-    }
+    };
     const runs = new Map(
       scenarios.map((s) => [
         s.label,
         Object.fromEntries(PEER_SYSTEMS.map((system) => [system, [] as PeerFigures[]])) as Record<PeerSystem, PeerFigures[]>,
       ]),
     );
+    // Each round on every system started afresh and warmed up: instances of one build differ by several percent.
     for (let round = 1; round <= ROUNDS; round++) {
+      if (round > 1) {
+        await Promise.all(systems.map(([, server]) => stopProcess(server.started)));
+        systems = await startSystems();
+      }
+      await warmUp();
       for (const scenario of scenarios) {
         for (const [system, server] of rotation(systems, round)) {
           const request = requestOf(system, scenario);
