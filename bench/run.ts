@@ -8,7 +8,7 @@
 //   1. Both servers start (the service with its real start command, `npm start`, as shipped: production
 //      settings, no NODE_OPTIONS), each on its own database (SQLite: a file in a temporary directory; PostgreSQL:
 //      a fresh database on the run's server, dropped at the end), seeded with the same rows.
-//   2. Every scenario is checked once on both (same status, same body), then warmed up.
+//   2. Every scenario is checked once on both (same status, same body).
 //   3. Rounds: both servers start afresh and warm up (instances of one build differ by several
 //      percent), then each scenario is loaded on one server, then on the other (the order flips every
 //      round), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
@@ -112,7 +112,7 @@ const LARGE_ROWS = 1_000_000;
 const START_UP_RUNS = 3;
 /**
  * Whatever happens, the benchmark ends: everything it started is killed after this. 50 minutes
- * for the default run (about 38), in proportion for longer rounds or a third database.
+ * for the default run (about 35), in proportion for longer rounds or a third database.
  */
 const HARD_LIMIT_MS = 50 * 60_000 * Math.max(1, (ROUNDS * SECONDS) / 25) * Math.max(1, DATABASES.length / 2);
 
