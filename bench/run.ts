@@ -29,7 +29,8 @@
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
-// of the shared machine cannot move), BENCH_SECONDS (5),
+// of the shared machine cannot move), BENCH_SECONDS (5), BENCH_WARM_UP_SECONDS (2: each scenario's load before a round's
+// measured loads),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
 // BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL
 // (a server where this user may CREATE DATABASE, by its Unix socket from inside the namespace, e.g.
@@ -106,7 +107,7 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(','
 });
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? operatorNodeOptions();
-const WARM_UP_SECONDS = 2;
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 2);
 const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;
 const START_UP_RUNS = 3;
