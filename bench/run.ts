@@ -10,8 +10,8 @@
 //      a fresh database on the run's server, dropped at the end), seeded with the same rows.
 //   2. Every scenario is checked once on both (same status, same body).
 //   3. Rounds: both servers start afresh and warm up (instances of one build differ by several
-//      percent), then each scenario is loaded on one server, then on the other (the order flips every
-//      round), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
+//      percent), then each scenario is loaded on both in BENCH_TURNS turns, the order flipping every
+//      turn (the shared machine's speed moves within seconds), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
 //      each load; CPU time per request is the serving process's utime + stime over the load
 //      (/proc/<pid>/stat) divided by the requests it answered. Then the service under the operator's
 //      NODE_OPTIONS loads each scenario once on the same database, for the peak-RSS target.
@@ -20,7 +20,7 @@
 //   6. SQLite only: the peers (bench/peers.ts): the service as shipped and with NODE_OPTIONS
 //      against the NestJS, oRPC and Hono peers and the bare baseline, each loaded in turn, on REST list,
 //      create, get and the typed-RPC list (oRPC's RPCHandler against the service's /trpc), all of
-//      them started afresh each round.
+//      them started afresh each round, loaded in turns as in 3.
 //   7. Under attack (bench/under-attack.ts), SQLite and
 //      PostgreSQL: a legitimate client's kept-alive and new-connection latencies, the kernel's
 //      listen-queue drops and the server's peak RSS during a mixed flood, against the client alone.
@@ -30,7 +30,7 @@
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
 // of the shared machine cannot move), BENCH_SECONDS (5), BENCH_WARM_UP_SECONDS (2: each scenario's load before a round's
-// measured loads),
+// measured loads), BENCH_TURNS (5: each system's BENCH_SECONDS of a scenario in that many turns),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
 // BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL
 // (a server where this user may CREATE DATABASE, by its Unix socket from inside the namespace, e.g.
@@ -108,6 +108,8 @@ const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgresql').split(','
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? operatorNodeOptions();
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 2);
+/** Turns a comparison's load of a scenario is cut into, the systems alternating (BENCH_SECONDS in all per system). */
+const TURNS = Math.max(1, Number(process.env.BENCH_TURNS ?? 5));
 const SEED_ROWS = 1_000;
 const LARGE_ROWS = 1_000_000;
 const START_UP_RUNS = 3;
@@ -271,6 +273,36 @@ async function measure(server: Server, request: Request, seconds: number): Promi
   );
   const cpu = cpuSeconds(server.rss.pid) - cpuBefore;
   return { ...result, peakRssBytes: server.rss.readPeak(), cpuMicrosPerRequest: (cpu * 1e6) / Math.max(result.requests, 1) };
+}
+
+/**
+ * Each system's load of one scenario in TURNS turns of SECONDS / TURNS, the order rotating turn by turn (from
+ * `first`): this shared machine's speed moves by a fifth from one 4-s load to the next, so systems compared
+ * are loaded in the same seconds, not one after the other. Sums of requests and CPU; medians of the turns' latencies.
+ */
+async function measureInTurns<S>(systems: ReadonlyArray<readonly [S, Server, Request]>, first: number): Promise<Map<S, Run>> {
+  const turns = new Map<S, Run[]>(systems.map(([system]) => [system, []]));
+  for (let turn = 0; turn < TURNS; turn++) {
+    for (const [system, server, request] of rotation(systems, first + turn + 1)) {
+      turns.get(system)!.push(await measure(server, request, Math.max(1, Math.round(SECONDS / TURNS))));
+    }
+  }
+  return new Map([...turns].map(([system, runs]) => [system, combineTurns(runs)]));
+}
+
+function combineTurns(runs: Run[]): Run {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = runs.reduce((sum, run) => sum + run.requests / Math.max(run.requestsPerSecond, 1e-9), 0);
+  const cpuMicros = runs.reduce((sum, run) => sum + run.cpuMicrosPerRequest * run.requests, 0);
+  return {
+    requests,
+    requestsPerSecond: requests / Math.max(seconds, 1e-9),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    peakRssBytes: Math.max(...runs.map((run) => run.peakRssBytes)),
+    cpuMicrosPerRequest: cpuMicros / Math.max(requests, 1),
+  };
 }
 
 function describeRun(run: Run): string {
@@ -440,11 +472,10 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
         for (const server of [service, baseline]) await measure(server, request, WARM_UP_SECONDS);
       }
       for (const { label, request } of SCENARIOS) {
-        const order = round % 2 ? [service, baseline] : [baseline, service];
-        for (const server of order) {
-          const run = await measure(server, request, SECONDS);
-          runs.get(label)![server === service ? 'service' : 'baseline'].push(run);
-          console.log(`  round ${round} ${kind.padEnd(10)} ${label.padEnd(26)} ${server.name.padEnd(8)} ${describeRun(run)}`);
+        const both = [['service', service, request], ['baseline', baseline, request]] as const;
+        for (const [system, run] of await measureInTurns(both, round - 1)) {
+          runs.get(label)![system].push(run);
+          console.log(`  round ${round} ${kind.padEnd(10)} ${label.padEnd(26)} ${system.padEnd(8)} ${describeRun(run)}`);
         }
       }
     }
@@ -510,10 +541,11 @@ async function comparePeers(): Promise<Map<string, Record<PeerSystem, PeerFigure
       }
       await warmUp();
       for (const scenario of scenarios) {
-        for (const [system, server] of rotation(systems, round)) {
+        const serving = systems.flatMap(([system, server]) => {
           const request = requestOf(system, scenario);
-          if (!request) continue;
-          const run = await measure(server, request, SECONDS);
+          return request ? [[system, server, request] as const] : [];
+        });
+        for (const [system, run] of await measureInTurns(serving, round - 1)) {
           runs.get(scenario.label)![system].push(run);
           console.log(`  round ${round} ${scenario.label.padEnd(26)} ${system.padEnd(25)} ${describeRun(run)}`);
         }
