@@ -472,7 +472,10 @@ async function compare(kind: DatabaseKind): Promise<Comparison> {
         for (const server of [service, baseline]) await measure(server, request, WARM_UP_SECONDS);
       }
       for (const { label, request } of SCENARIOS) {
-        const both = [['service', service, request], ['baseline', baseline, request]] as const;
+        const both = [
+          ['service', service, request],
+          ['baseline', baseline, request],
+        ] as const;
         for (const [system, run] of await measureInTurns(both, round - 1)) {
           runs.get(label)![system].push(run);
           console.log(`  round ${round} ${kind.padEnd(10)} ${label.padEnd(26)} ${system.padEnd(8)} ${describeRun(run)}`);
@@ -721,7 +724,7 @@ async function main(): Promise<void> {
   console.log(`# Animal Store benchmark: service vs bare baseline (${new Date().toISOString()})`);
   console.log(`machine: ${machine()}; the operator's NODE_OPTIONS (RSS runs): ${NODE_OPTIONS || '(none)'}`);
   console.log(
-    `load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`,
+    `load: ${generator}, ${CONNECTIONS} connections, ${SECONDS} s per run in ${TURNS} turns, ${ROUNDS} rounds, alternating; loopback only; databases: ${DATABASES.join(', ')}`,
   );
 
   if (ONLY_ATTACK) {
