@@ -11,8 +11,8 @@
 //   2. Every scenario is checked once on both (same status, same body).
 //   3. Rounds: both servers start afresh and warm up (instances of one build differ by several
 //      percent), then each scenario is loaded on both in BENCH_TURNS turns, the order flipping every
-//      turn (the shared machine's speed moves within seconds), with the same generator and settings. Peak RSS is the kernel's VmHWM, reset before
-//      each load; CPU time per request is the serving process's utime + stime over the load
+//      turn (the shared machine's speed moves within seconds), with the same generator and settings.
+//      Peak RSS is the kernel's VmHWM, reset before each load; CPU time per request is the serving process's utime + stime over the load
 //      (/proc/<pid>/stat) divided by the requests it answered. Then the service under the operator's
 //      NODE_OPTIONS loads each scenario once on the same database, for the peak-RSS target.
 //   4. SQLite only: the list on 1k rows against the list on 1M rows (two more service instances).
@@ -29,8 +29,9 @@
 // It prints a table of medians over rounds per database, with min–max spreads, and stops by itself.
 //
 // Settings (environment of this script only): BENCH_ROUNDS (5: a median that two disturbed rounds
-// of the shared machine cannot move), BENCH_SECONDS (5), BENCH_WARM_UP_SECONDS (2: each scenario's load before a round's
-// measured loads), BENCH_TURNS (5: each system's BENCH_SECONDS of a scenario in that many turns),
+// of the shared machine cannot move), BENCH_SECONDS (5), BENCH_WARM_UP_SECONDS (2: each scenario's
+// load before a round's measured loads), BENCH_TURNS (5: each system's BENCH_SECONDS of a scenario in
+// that many turns, of a whole second at least),
 // BENCH_CONNECTIONS (32), BENCH_GENERATOR (wrk or autocannon; default: wrk when installed),
 // BENCH_DATABASES (sqlite,postgresql; also pgbouncer, which needs Debian's pgbouncer), BENCH_POSTGRES_URL
 // (a server where this user may CREATE DATABASE, by its Unix socket from inside the namespace, e.g.
