@@ -9,8 +9,7 @@
 // a request's count is the load's minus the idle rate's share, over the requests. All threads are
 // counted (V8's helpers too). Thousands of requests a scenario, so that the old generation's rare
 // collections average out. Needs Debian's valgrind; build first (`npm run build`). Slow: about 25 minutes.
-// INSTRUCTIONS_REQUESTS (6000), INSTRUCTIONS_ONLY (scenario labels containing it), INSTRUCTIONS_PEERS (0: the
-// services alone, for a before/after).
+// INSTRUCTIONS_REQUESTS (6000), INSTRUCTIONS_ONLY (scenario labels containing it).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -50,7 +49,7 @@ const NEST = 'NestJS';
 const BASELINE = 'baseline';
 /** The service as shipped (dist/), after the copies given (oldest first), then the peer and the floor. */
 const services = new Map([...process.argv.slice(2), 'dist'].map((dir) => [basename(resolve(dir)), join(resolve(ROOT, dir), 'start.js')]));
-const SYSTEMS = process.env.INSTRUCTIONS_PEERS === '0' ? [...services.keys()] : [...services.keys(), NEST, BASELINE];
+const SYSTEMS = [...services.keys(), NEST, BASELINE];
 
 /** The environment and command of a system on a SQLite file. */
 function commandOf(system: string, port: number, file: string): { env: NodeJS.ProcessEnv; args: string[] } {
@@ -164,7 +163,7 @@ try {
   for (const { label } of SCENARIOS) {
     const cells = SYSTEMS.map((system) => figures.get(system)!.get(label));
     const ratio = (other: string) => {
-      const theirs = figures.get(other)?.get(label);
+      const theirs = figures.get(other)!.get(label);
       return theirs === undefined ? '–' : (service.get(label)! / theirs).toFixed(2);
     };
     console.log(

@@ -14,9 +14,7 @@ import { z } from 'zod';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { requestChildLogger, traceContextOf } from '../src/http/request-record.js';
-import { createLogger, writeFlatInfoLine } from '../src/logger.js';
-import { API_KEY_PREFIX } from '../src/domain/api-key-shape.js';
-import { pino } from 'pino';
+import { createLogger } from '../src/logger.js';
 import { addTraceLogFields } from '../src/http/request-record.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
@@ -131,63 +129,5 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
     expect(ours).toHaveLength(3);
     expect(ours.map((line) => JSON.stringify(line))).toEqual(theirs.map((line) => JSON.stringify(line)));
     expect(ours[0]).toMatchObject({ reqId: 'r-1', trace_id: '0af7651916cd43dd8448eb211c80319c', parent_span_id: 'b7ad6b7169203331' });
-  });
-});
-
-describe("the completion line serialized without pino's generic loop (src/logger.ts, writeFlatInfoLine), against pino's own line", () => {
-  /** The app's logger writing raw lines into `lines`, as Fastify holds it: a child without bindings. */
-  function fastifysLogger(lines: string[], logLevel: 'info' | 'warn' = 'info') {
-    return createLogger({ logLevel }, { write: (line: string) => void lines.push(line) }).child({});
-  }
-  const withoutTime = (line: string) => line.replace(/,"time":\d+,/, ',"time":0,');
-  const bindings = { reqId: 'r-1', trace_id: '0af7651916cd43dd8448eb211c80319c', span_id: 'b7ad6b7169203331' };
-  const values: Array<[string, unknown]> = [
-    ['a plain URL', '/v1/pets?limit=20'],
-    ['Latin-1 as Node decodes a raw byte', '/v1/pets/\u00e9'],
-    ['an emoji', 'name-😀'],
-    ['a quote', '/v1/pets?x="y"'],
-    ['a backslash', '/v1/pets\\x'],
-    ['a control character', 'a\u0001b'],
-    ['DEL', 'a\u007fb'],
-    ['a lone surrogate', 'a\ud800b'],
-    ['a long string', 'x'.repeat(300)],
-    ['null', null],
-    ['a fraction', 0.125],
-    ['NaN', Number.NaN],
-    ['undefined', undefined],
-  ];
-
-  it.each(values)('writes the bytes pino writes, with %s', (_name, value) => {
-    const ours: string[] = [];
-    const theirs: string[] = [];
-    const fields = { method: 'GET', route: '/v1/pets', url: value, statusCode: 200, responseTimeMs: 1.5, keyId: null };
-    const flat = writeFlatInfoLine(fastifysLogger(ours), bindings, fields, 'request completed');
-    if (!flat) fastifysLogger(ours).info({ ...bindings, ...fields }, 'request completed');
-    fastifysLogger(theirs).info({ ...bindings, ...fields }, 'request completed');
-    expect(ours.map(withoutTime)).toEqual(theirs.map(withoutTime));
-  });
-
-  it('writes plain text, numbers and null itself; leaves pino what it escapes, redacts or serializes, and loggers it did not make', () => {
-    const plain = { method: 'GET', route: null, statusCode: 200 };
-    expect(writeFlatInfoLine(fastifysLogger([]), bindings, plain, 'request completed')).toBe(true);
-    expect(writeFlatInfoLine(fastifysLogger([]), bindings, { url: 'a"b' }, 'request completed')).toBe(false);
-    expect(writeFlatInfoLine(fastifysLogger([]), bindings, { key: 'plain' }, 'request completed')).toBe(false);
-    expect(writeFlatInfoLine(fastifysLogger([]), bindings, { err: 'plain' }, 'request completed')).toBe(false);
-    expect(writeFlatInfoLine(fastifysLogger([]), bindings, { nested: { a: 1 } }, 'request completed')).toBe(false);
-    expect(writeFlatInfoLine(fastifysLogger([]).child({ more: 1 }), bindings, plain, 'request completed')).toBe(false);
-    expect(writeFlatInfoLine(pino({}, { write: () => {} }), bindings, plain, 'request completed')).toBe(false);
-  });
-
-  it('writes nothing below the level, as pino, and redacts a key-shaped value through the same hook', () => {
-    const quiet: string[] = [];
-    expect(writeFlatInfoLine(fastifysLogger(quiet, 'warn'), bindings, { statusCode: 200 }, 'request completed')).toBe(true);
-    expect(quiet).toEqual([]);
-    const ours: string[] = [];
-    const theirs: string[] = [];
-    const url = `/v1/pets?x=${API_KEY_PREFIX}abcdefghijklmnopqrstuvwxyz0123456789abcd`;
-    expect(writeFlatInfoLine(fastifysLogger(ours), bindings, { url }, 'request completed')).toBe(true);
-    fastifysLogger(theirs).info({ ...bindings, url }, 'request completed');
-    expect(ours.map(withoutTime)).toEqual(theirs.map(withoutTime));
-    expect(ours[0]).not.toContain('abcdefghijklmnopqrstuvwxyz');
   });
 });

@@ -11,7 +11,7 @@ import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } fro
 import type { Caller, Refusal } from '../api/refusals.js';
 import type { ProcedureInfo } from '../api/trpc-internals.js';
 import { looksLikeApiKey } from '../domain/api-key-shape.js';
-import { redactCredentialParameters, writeFlatInfoLine } from '../logger.js';
+import { redactCredentialParameters } from '../logger.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 
@@ -239,7 +239,7 @@ class RequestLogger implements FastifyBaseLogger {
 
   completed(fields: Record<string, unknown>, message: string): void {
     if (this.#child) this.#child.info(fields, message);
-    else if (!writeFlatInfoLine(this.parent, this.bindings, fields, message)) this.parent.info({ ...this.bindings, ...fields }, message);
+    else this.parent.info({ ...this.bindings, ...fields }, message);
   }
 }
 
