@@ -1,15 +1,14 @@
-// `npx tsx bench/instructions.ts [<dist-dir>…]`: instructions a request, counted by valgrind's
-// callgrind, for the service as shipped (and each dist/ copy given, for a before/after), the NestJS
-// peer and the bare baseline, on SQLite with 1,000 rows. Unlike CPU time, the count does not move with
-// the host or with what else runs on it, so it compares the work each system does a request where
-// the req/s ratios of `npm run bench` drift between hosts. Each system runs under
-// `valgrind --tool=callgrind` with instrumentation off while it starts and warms up, then per scenario:
-// on, a settling load, two idle seconds (the work timers do a second, which valgrind's slowness would
-// otherwise charge to the requests), then INSTRUCTIONS_REQUESTS requests on 8 kept-alive connections;
-// a request's count is the load's minus the idle rate's share, over the requests. All threads are
-// counted (V8's helpers too). Thousands of requests a scenario, so that the old generation's rare
-// collections average out. Needs Debian's valgrind; build first (`npm run build`). Slow: about 25 minutes.
-// INSTRUCTIONS_REQUESTS (6000), INSTRUCTIONS_ONLY (scenario labels containing it).
+// `npx tsx bench/instructions.ts [<dist-dir>…]`: instructions a request, counted by valgrind's callgrind, for
+// the service as shipped (and each dist/ copy given, for a before/after), the NestJS peer and the bare baseline,
+// on SQLite with 1,000 rows. The count does not depend on the host's speed, which moves `npm run bench`'s req/s
+// ratios between hosts; it still moves between runs with V8's compilation and collection timing (the spread:
+// docs/benchmarks.md). Each system runs under `valgrind --tool=callgrind` with
+// instrumentation off while it starts and warms up, then per scenario: on, a settling load, two idle seconds in
+// four windows (the quietest one's rate is the timers' work, which valgrind's slowness would otherwise charge to
+// the requests), then INSTRUCTIONS_REQUESTS requests on 8 kept-alive connections; a request's count is the
+// load's less that rate's share, over the requests. All threads are counted (V8's helpers too). Needs Debian's
+// valgrind; build first (`npm run build`); about 25 minutes. INSTRUCTIONS_REQUESTS (6000), INSTRUCTIONS_ONLY
+// (scenario labels containing it), INSTRUCTIONS_PEERS (0: the services alone, for a before/after).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -31,6 +30,7 @@ const REQUESTS = Number(process.env.INSTRUCTIONS_REQUESTS ?? 6000);
 const WARM_UP_REQUESTS = 3000;
 const SETTLE_REQUESTS = 300;
 const IDLE_SECONDS = 2;
+const IDLE_WINDOWS = 4;
 const CONNECTIONS = 8;
 const ONLY = process.env.INSTRUCTIONS_ONLY;
 const SCENARIOS = ALL_SCENARIOS.filter(
@@ -49,7 +49,7 @@ const NEST = 'NestJS';
 const BASELINE = 'baseline';
 /** The service as shipped (dist/), after the copies given (oldest first), then the peer and the floor. */
 const services = new Map([...process.argv.slice(2), 'dist'].map((dir) => [basename(resolve(dir)), join(resolve(ROOT, dir), 'start.js')]));
-const SYSTEMS = [...services.keys(), NEST, BASELINE];
+const SYSTEMS = process.env.INSTRUCTIONS_PEERS === '0' ? [...services.keys()] : [...services.keys(), NEST, BASELINE];
 
 /** The environment and command of a system on a SQLite file. */
 function commandOf(system: string, port: number, file: string): { env: NodeJS.ProcessEnv; args: string[] } {
@@ -131,9 +131,13 @@ async function measure(system: string): Promise<Map<string, number>> {
       await send(port, request, WARM_UP_REQUESTS);
       control(pid, env, '--instr=on');
       await send(port, request, SETTLE_REQUESTS);
-      control(pid, env, '--zero');
-      await new Promise((done) => setTimeout(done, IDLE_SECONDS * 1000));
-      const idlePerSecond = dump() / IDLE_SECONDS;
+      // The quietest of a few idle windows: V8 may collect garbage once the load stops, which is not the timers' work.
+      let idlePerSecond = Infinity;
+      for (let window = 0; window < IDLE_WINDOWS; window++) {
+        control(pid, env, '--zero');
+        await new Promise((done) => setTimeout(done, (IDLE_SECONDS * 1000) / IDLE_WINDOWS));
+        idlePerSecond = Math.min(idlePerSecond, dump() / (IDLE_SECONDS / IDLE_WINDOWS));
+      }
       control(pid, env, '--zero');
       const since = performance.now();
       await send(port, request, REQUESTS);
@@ -163,7 +167,7 @@ try {
   for (const { label } of SCENARIOS) {
     const cells = SYSTEMS.map((system) => figures.get(system)!.get(label));
     const ratio = (other: string) => {
-      const theirs = figures.get(other)!.get(label);
+      const theirs = figures.get(other)?.get(label);
       return theirs === undefined ? '–' : (service.get(label)! / theirs).toFixed(2);
     };
     console.log(
