@@ -3,14 +3,17 @@
 // this with the copies, oldest first: each copy (`node <dir>/start.js`), the service from dist/
 // and the NestJS peer, each on its own SQLite file with 1,000 rows, started as `npm start` runs it
 // (no NODE_OPTIONS, production settings as in npm run bench), are loaded in turn on the REST list,
-// create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), the order
-// rotating from round to round, in a network namespace (bench/network-namespace.ts). Every round starts
+// create and get and the tRPC list (NestJS has no tRPC: services only) (wrk -t1 -c32), each system's
+// AB_SECONDS of a scenario in AB_TURNS turns, the order rotating turn by turn and round by round, as
+// npm run bench loads (the shared machine's speed moves within seconds), in a network namespace
+// (bench/network-namespace.ts). Every round starts
 // each system afresh and warms it up: instances of one build differ by several percent in CPU a request,
 // so a round's figures are one instance's. AB_POSTGRES_URL (a
 // server where one may CREATE DATABASE, by its Unix socket: ?host=/var/run/postgresql): the services
 // on PostgreSQL instead, a database each, without the peer (which serves SQLite only). Prints per scenario the
 // medians (min–max) of req/s and CPU µs a request, and each system's req/s ÷ the first's and ÷
-// NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_ONLY (list, create or get).
+// NestJS's per round. AB_ROUNDS (5), AB_SECONDS (4), AB_TURNS (4, of a whole second at least), AB_ONLY (list,
+// create or get).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -29,6 +32,7 @@ runInNetworkNamespace();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
 const SECONDS = Number(process.env.AB_SECONDS ?? 4);
+const TURNS = Number(process.env.AB_TURNS ?? 4);
 const TRPC_LIST = 'tRPC list limit=20';
 const SCENARIOS = [
   ...restScenarios(process.env.AB_ONLY),
@@ -100,7 +104,7 @@ try {
     const pid = servingPid(server);
     const cpuBefore = cpuSeconds(pid);
     const result = await load(generator, ROOT, workDir, server.port, request, { seconds, connections: 32 });
-    return { rps: result.requestsPerSecond, cpu: ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests, errors: result.errors };
+    return { ...result, cpuSeconds: cpuSeconds(pid) - cpuBefore };
   };
   const warmUp = async () => {
     for (const { label, request } of SCENARIOS) for (const system of systemsOf(label)) await measure(system, request, 2);
@@ -112,10 +116,22 @@ try {
     await startAll();
     await warmUp();
     for (const { label, request } of SCENARIOS) {
-      for (const system of rotation(systemsOf(label), round)) {
-        const run = await measure(system, request, SECONDS);
+      // Each system's AB_SECONDS in AB_TURNS turns, the order rotating turn by turn: the systems share the same seconds.
+      const sums = new Map(systemsOf(label).map((system) => [system, { requests: 0, seconds: 0, cpuSeconds: 0, errors: 0 }]));
+      for (let turn = 0; turn < TURNS; turn++) {
+        for (const system of rotation(systemsOf(label), round + turn)) {
+          const result = await measure(system, request, Math.max(1, Math.round(SECONDS / TURNS)));
+          const sum = sums.get(system)!;
+          sum.requests += result.requests;
+          sum.seconds += result.requests / Math.max(result.requestsPerSecond, 1e-9);
+          sum.cpuSeconds += result.cpuSeconds;
+          sum.errors += result.errors;
+        }
+      }
+      for (const [system, sum] of sums) {
+        const run = { rps: sum.requests / Math.max(sum.seconds, 1e-9), cpu: (sum.cpuSeconds * 1e6) / Math.max(sum.requests, 1) };
         runs.get(label)!.get(system)!.push(run);
-        const errors = run.errors ? `, ${run.errors} ERRORS` : '';
+        const errors = sum.errors ? `, ${sum.errors} ERRORS` : '';
         console.log(
           `  round ${round} ${label.padEnd(20)} ${system.padEnd(16)} ${run.rps.toFixed(0)} req/s, CPU ${run.cpu.toFixed(0)} µs/req${errors}`,
         );
