@@ -139,9 +139,46 @@ const POSTGRES_TYPES: pg.CustomTypesConfig = {
 
 type PostgresQuery = Readonly<pg.QueryArrayConfig>;
 
+/** Runs `use` on a connection: the pool's (lent for one statement) or a transaction's. */
+type OnConnection = <T>(use: (connection: pg.ClientBase) => Promise<T>) => Promise<T>;
+
+/**
+ * Hands connections back to the pool at the end of the event-loop turn, all together: handing one back sends the
+ * next waiting statement, whose write wakes a database backend, and a turn's wakes cost the kernel less together
+ * than one by one (as the answers do: src/http/connections.ts; figures in docs/benchmarks.md).
+ * @see docs/architecture.md "Where we depart from a library, and why"
+ */
+function returnAtTurnEnd(): (client: pg.PoolClient) => void {
+  let returned: pg.PoolClient[] = [];
+  const releaseAll = () => {
+    const ready = returned;
+    returned = [];
+    for (const client of ready) client.release();
+  };
+  return (client) => {
+    if (returned.push(client) === 1) setImmediate(releaseAll);
+  };
+}
+
+/** A pool's connection for one statement, as `pool.query` lends it; after an error released at once, and closed, as there. */
+function lend(pool: pg.Pool, giveBack: (client: pg.PoolClient) => void): OnConnection {
+  return async (use) => {
+    const client = await pool.connect();
+    let result;
+    try {
+      result = await use(client);
+    } catch (error) {
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+    giveBack(client);
+    return result;
+  };
+}
+
 /** Executions inherit the frozen config: pg copies its own properties per query (docs/benchmarks.md, "pg's query config…"). */
 function postgresExecutor(
-  client: pg.Pool | pg.PoolClient,
+  onConnection: OnConnection,
   queries: WeakMap<Statement, PostgresQuery>,
   options: PostgresOptions,
 ): SqlSession['query'] {
@@ -152,8 +189,10 @@ function postgresExecutor(
       query = Object.freeze({ text, name: options.namedStatements ? statement.name : undefined, rowMode: 'array', types: POSTGRES_TYPES });
       queries.set(statement, query);
     }
+    const config = Object.create(query) as PostgresQuery;
+    const parameters = values.map(postgresValue);
     try {
-      const result = await client.query<SqlRow>(Object.create(query) as PostgresQuery, values.map(postgresValue));
+      const result = await onConnection((connection) => connection.query<SqlRow>(config, parameters));
       return result.rows;
     } catch (error) {
       options.onError?.(error);
@@ -165,22 +204,24 @@ function postgresExecutor(
 /** PostgreSQL: a connection whose ROLLBACK failed is closed, not returned: its state is unknown. */
 export function postgresDatabase(pool: pg.Pool, options: PostgresOptions): SqlDatabase {
   const queries = new WeakMap<Statement, PostgresQuery>();
+  const giveBack = returnAtTurnEnd();
   return {
     dialect: 'postgresql',
-    query: postgresExecutor(pool, queries, options),
+    query: postgresExecutor(lend(pool, giveBack), queries, options),
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
-        const result = await work({ query: postgresExecutor(client, queries, options) });
+        const result = await work({ query: postgresExecutor((use) => use(client), queries, options) });
         await client.query('COMMIT');
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       } finally {
-        client.release(broken);
+        if (broken) client.release(broken);
+        else giveBack(client);
       }
     },
     isUniqueViolation: (error) => error instanceof pg.DatabaseError && error.code === '23505',

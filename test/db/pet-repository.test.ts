@@ -1,6 +1,7 @@
 // The pet repository and the SQL it runs on (both in src/db/sql.ts), on both
 // databases: one implementation, the same answers, the same transaction semantics, and the same
 // rows that Prisma (which owns the models) reads and writes.
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import type { Provider } from '../../src/db/providers.js';
@@ -152,6 +153,51 @@ describe('PostgreSQL: how the statements run (src/db/sql.ts)', () => {
       ['pets_list_by_status', expect.stringContaining('(status, id) > ($1, $2)')],
       ['test_prepared', 'SELECT name, statement FROM pg_prepared_statements ORDER BY name'],
     ]);
+  });
+
+  it("lends a connection per statement as pg's pool.query does, but takes it back at the turn's end", async () => {
+    testDatabase = await createMigratedTestDatabase('postgresql');
+    database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url, DATABASE_POOL_SIZE: '2' }));
+    const reference = new pg.Pool({ connectionString: testDatabase.url, max: 2 });
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await createPetRepository(database.sql).create({ name: 'Rex', categoryId: 1 });
+      await nextTurn();
+      const sql = 'SELECT name FROM pets WHERE id > ? ORDER BY id';
+      const select = statement('test_lend_select', sql);
+      const failing = statement('test_lend_failing', 'SELECT 1 / (id - id) FROM pets');
+      const stats = () => database!.poolStats()!;
+      // The library's own path and ours, on the same work: more statements than connections, one failing.
+      const theirs = async () => {
+        const rows = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => reference.query({ text: sql.replace('?', '$1'), values: [i - 1], rowMode: 'array' })),
+        );
+        const error = await reference.query('SELECT 1 / (id - id) FROM pets').catch((e: unknown) => e);
+        await nextTurn();
+        return { rows: rows.map((result) => result.rows), error, total: reference.totalCount, idle: reference.idleCount };
+      };
+      const ours = async () => {
+        const rows = await Promise.all(Array.from({ length: 6 }, (_, i) => database!.sql.query(select, [i - 1])));
+        const error = await database!.sql.query(failing, []).catch((e: unknown) => e);
+        await nextTurn();
+        return { rows, error, total: stats().total, idle: stats().idle };
+      };
+      const [expected, actual] = [await theirs(), await ours()];
+      expect(expected.rows).toEqual([[['Rex']], [['Rex']], [], [], [], []]);
+      expect(actual).toEqual(expected); // the failed statement's connection closed, the others idle again
+      expect(actual.error).toBeInstanceOf(pg.DatabaseError);
+
+      // A statement's connection stays out until its turn ends, then goes to the statement waiting for it.
+      await database.sql.query(select, [0]);
+      const out = stats().idle;
+      await nextTurn();
+      expect(stats().idle).toBe(out + 1);
+      const [first, second, third] = [0, 1, 2].map(() => database!.sql.query(select, [0]));
+      expect(await Promise.all([first, second, third])).toEqual([[['Rex']], [['Rex']], [['Rex']]]);
+      expect(stats()).toMatchObject({ total: 2, waiting: 0 });
+    } finally {
+      await reference.end();
+    }
   });
 });
 
