@@ -145,7 +145,7 @@ type OnConnection = <T>(use: (connection: pg.ClientBase) => Promise<T>) => Promi
 /**
  * Hands connections back to the pool at the end of the event-loop turn, all together: handing one back sends the
  * next waiting statement, whose write wakes a database backend, and a turn's wakes cost the kernel less together
- * than one by one (as the answers do: src/http/connections.ts; figures in docs/benchmarks.md).
+ * than one by one, as the answers do (src/http/connections.ts; docs/benchmarks.md, "pooled PostgreSQL connections…").
  * @see docs/architecture.md "Where we depart from a library, and why"
  */
 function returnAtTurnEnd(): (client: pg.PoolClient) => void {
