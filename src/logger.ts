@@ -1,4 +1,5 @@
 // The service's pino logger: JSON lines on stdout, credentials redacted. @see docs/observability.md "Logs"
+import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { API_KEY_PREFIX, KEY_SHAPED_SOURCE } from './domain/api-key-shape.js';
@@ -65,10 +66,45 @@ function stdoutDestination(): DestinationStream {
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
+    // pino's default, said here so that plainInfoWriter's lines carry it too.
+    base: { pid: process.pid, hostname: hostname() },
     // Belt and braces: request lines hold no headers, but a credential must never reach a log.
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     // And anything key-shaped in any field, once per finished line.
     hooks: { streamWrite: redactApiKeys },
   };
-  return pino(options, destination ?? stdoutDestination());
+  const out = destination ?? stdoutDestination();
+  const logger = pino(options, out);
+  const line = lineWith(logger.levels.values.info!, options.base);
+  // The probe's line, from a logger of the same options, must come out as pino's.
+  let probed = '';
+  const { msg, ...fields } = PROBE_FIELDS;
+  pino({ ...options, level: 'info' }, { write: (text: string) => void (probed = text) }).info(fields, msg);
+  const withoutTime = (text: string) => text.replace(/^(\{"level":\d+,"time":)\d+/, '$1');
+  if (withoutTime(redactApiKeys(line(PROBE_FIELDS))) === withoutTime(probed)) {
+    const info = logger.levels.values.info!;
+    lineWriters.set(logger, (fields) => void (logger.levelVal <= info && out.write(redactApiKeys(line(fields)))));
+  }
+  return logger;
+}
+
+// Plain info lines by one JSON.stringify, in pino's format: pino builds a line key by key (a departure:
+// docs/architecture.md; its figure: docs/benchmarks.md, "the request line by one `JSON.stringify`").
+type LineWriter = (fields: object) => void;
+const lineWriters = new WeakMap<Logger, LineWriter>();
+/** Values pino and JSON.stringify could write differently: quotes, escapes, controls, non-ASCII, numbers. */
+const PROBE_FIELDS = { reqId: 'a"b\\c/d', text: 'tab\tnul\u0000é€😀', number: 1.25, whole: -7, none: null, yes: true, msg: 'probe' };
+
+function lineWith(level: number, base: object): (fields: object) => string {
+  const head = `{"level":${level},"time":`;
+  const after = `,${JSON.stringify(base).slice(1, -1)},`;
+  return (fields) => `${head}${Date.now()}${after}${JSON.stringify(fields).slice(1)}\n`;
+}
+
+/**
+ * Writes `fields` (its last key `msg`; plain JSON values, no key a redaction path names) as `logger.info` would,
+ * through the same hook to the same destination; null for a logger not made by createLogger, or whose probe line differed.
+ */
+export function plainInfoWriter(logger: Logger): LineWriter | null {
+  return lineWriters.get(logger) ?? null;
 }

@@ -14,7 +14,8 @@ import { z } from 'zod';
 import { trpcInternals, TrpcInternalsError } from '../src/api/trpc-internals.js';
 import { migrateDatabase, openDatabase, type Database } from '../src/db/database.js';
 import { requestChildLogger, traceContextOf } from '../src/http/request-record.js';
-import { createLogger } from '../src/logger.js';
+import { pino } from 'pino';
+import { createLogger, plainInfoWriter } from '../src/logger.js';
 import { addTraceLogFields } from '../src/http/request-record.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
@@ -95,24 +96,19 @@ describe("Prisma's SQLite adapter connection, its statements retried while the l
 });
 
 describe("the request's logger made lazily (src/http/request-record.ts), against Fastify's pino child per request", () => {
-  /** The app's logger (src/logger.ts) writing into `lines`, without each line's time (it differs between writes). */
-  function capturingLogger(lines: unknown[]) {
+  /** The app's logger (src/logger.ts) writing into `lines`, as written but for each line's time (it differs between writes). */
+  function capturingLogger(lines: string[]) {
     return createLogger(
       { logLevel: 'info' },
-      {
-        write: (line: string) => {
-          const { time: _time, ...rest } = JSON.parse(line) as Record<string, unknown>;
-          lines.push(rest);
-        },
-      },
+      { write: (line: string) => void lines.push(line.replace(/^(\{"level":30,"time":)\d+,/, (_, head: string) => `${head}0,`)) },
     );
   }
   /** The completion line's writer, which src/http/request-record.ts calls on its own logger. */
   type Completing = { completed(fields: object, message: string): void };
 
   it('writes the same lines, fields in the same order, before and after something else logs', () => {
-    const ours: unknown[] = [];
-    const theirs: unknown[] = [];
+    const ours: string[] = [];
+    const theirs: string[] = [];
     const raw = { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as unknown as IncomingMessage;
     const lazy = requestChildLogger(capturingLogger(ours), { reqId: 'r-1' }, {}, raw);
     // The library's way: Fastify's default factory (`logger.child(bindings)`) with the same trace fields.
@@ -127,7 +123,34 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
     child.info(completion, 'request completed');
 
     expect(ours).toHaveLength(3);
-    expect(ours.map((line) => JSON.stringify(line))).toEqual(theirs.map((line) => JSON.stringify(line)));
-    expect(ours[0]).toMatchObject({ reqId: 'r-1', trace_id: '0af7651916cd43dd8448eb211c80319c', parent_span_id: 'b7ad6b7169203331' });
+    // Byte for byte: the first line is written by plainInfoWriter (src/logger.ts), the others by pino.
+    expect(ours).toEqual(theirs);
+    expect(JSON.parse(ours[0]!)).toMatchObject({
+      reqId: 'r-1',
+      trace_id: '0af7651916cd43dd8448eb211c80319c',
+      parent_span_id: 'b7ad6b7169203331',
+    });
+  });
+
+  it("writes a plain line as pino does, text needing escapes and a key-shaped value included, and only for the service's own logger", () => {
+    const ours: string[] = [];
+    const theirs: string[] = [];
+    const fields = {
+      reqId: 'r-2',
+      url: `/v1/pets?q="a\\b"\t€&x=${'ask_'}${'A'.repeat(40)}`,
+      statusCode: 404,
+      responseTimeMs: 0.25,
+      keyId: null,
+    };
+    plainInfoWriter(capturingLogger(ours))!({ ...fields, msg: 'request completed' });
+    capturingLogger(theirs).info(fields, 'request completed');
+    expect(ours).toEqual(theirs);
+    expect(ours[0]).toContain('ask_[redacted]');
+    expect(plainInfoWriter(pino())).toBeNull();
+    // Quiet below info, as logger.info is.
+    const quiet: string[] = [];
+    const warnOnly = createLogger({ logLevel: 'warn' }, { write: (line: string) => void quiet.push(line) });
+    plainInfoWriter(warnOnly)!({ msg: 'not written' });
+    expect(quiet).toEqual([]);
   });
 });

@@ -7,11 +7,11 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
-import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
+import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn, Logger } from 'pino';
 import type { Caller, Refusal } from '../api/refusals.js';
 import type { ProcedureInfo } from '../api/trpc-internals.js';
 import { looksLikeApiKey } from '../domain/api-key-shape.js';
-import { redactCredentialParameters } from '../logger.js';
+import { plainInfoWriter, redactCredentialParameters } from '../logger.js';
 import type { LimitDecision } from '../limits/fixed-window-limiter.js';
 import { ROUTE_LABELS, type ServiceMetrics, type Surface } from '../observability/metrics.js';
 
@@ -238,7 +238,9 @@ class RequestLogger implements FastifyBaseLogger {
   }
 
   completed(fields: Record<string, unknown>, message: string): void {
-    if (this.#child) this.#child.info(fields, message);
+    if (this.#child) return this.#child.info(fields, message);
+    const write = plainInfoWriter(this.parent as unknown as Logger);
+    if (write) write({ ...this.bindings, ...fields, msg: message });
     else this.parent.info({ ...this.bindings, ...fields }, message);
   }
 }
