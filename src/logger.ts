@@ -73,27 +73,46 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     // And anything key-shaped in any field, once per finished line.
     hooks: { streamWrite: redactApiKeys },
   };
-  const out = destination ?? stdoutDestination();
-  const logger = pino(options, out);
-  const line = lineWith(logger.levels.values.info!, options.base);
-  // The probe's line, from a logger of the same options, must come out as pino's.
-  let probed = '';
-  const { msg, ...fields } = PROBE_FIELDS;
-  pino({ ...options, level: 'info' }, { write: (text: string) => void (probed = text) }).info(fields, msg);
-  const withoutTime = (text: string) => text.replace(/^(\{"level":\d+,"time":)\d+/, '$1');
-  if (withoutTime(redactApiKeys(line(PROBE_FIELDS))) === withoutTime(probed)) {
-    const info = logger.levels.values.info!;
-    lineWriters.set(logger, (fields) => void (logger.levelVal <= info && out.write(redactApiKeys(line(fields)))));
-  }
+  const out = probing(destination ?? stdoutDestination());
+  const shared: Shared = { out, line: lineWith(pino.levels.values.info!, options.base) };
+  // Fastify logs through a child of this logger (`child({}, { serializers })`): children share the destination.
+  const logger = pino({ ...options, onChild: (child) => void sharing.set(child, shared) }, out);
+  sharing.set(logger, shared);
   return logger;
 }
 
 // Plain info lines by one JSON.stringify, in pino's format: pino builds a line key by key (a departure:
 // docs/architecture.md; its figure: docs/benchmarks.md, "the request line by one `JSON.stringify`").
 type LineWriter = (fields: object) => void;
-const lineWriters = new WeakMap<Logger, LineWriter>();
+/** A destination whose next line can be caught instead of written: a logger's probe line. */
+type Probing = DestinationStream & { catchLine(log: () => void): string };
+interface Shared {
+  readonly out: Probing;
+  readonly line: (fields: object) => string;
+}
+/** The loggers createLogger made, and their children, with what they share. */
+const sharing = new WeakMap<Logger, Shared>();
+/** Each logger's writer, once probed (null: its probe line differed). */
+const lineWriters = new WeakMap<Logger, LineWriter | null>();
 /** Values pino and JSON.stringify could write differently: quotes, escapes, controls, non-ASCII, numbers. */
 const PROBE_FIELDS = { reqId: 'a"b\\c/d', text: 'tab\tnul\u0000é€😀', number: 1.25, whole: -7, none: null, yes: true, msg: 'probe' };
+
+function probing(destination: DestinationStream): Probing {
+  let caught: string | null = null;
+  return {
+    write: (line: string) => void (caught === null ? destination.write(line) : (caught = line)),
+    flush: (done?: (error?: Error) => unknown) => (destination as { flush?: (done?: unknown) => void }).flush?.(done),
+    catchLine(log: () => void): string {
+      caught = '';
+      try {
+        log();
+        return caught;
+      } finally {
+        caught = null;
+      }
+    },
+  } as Probing;
+}
 
 function lineWith(level: number, base: object): (fields: object) => string {
   const head = `{"level":${level},"time":`;
@@ -102,9 +121,22 @@ function lineWith(level: number, base: object): (fields: object) => string {
 }
 
 /**
- * Writes `fields` (its last key `msg`; plain JSON values, no key a redaction path names) as `logger.info` would,
- * through the same hook to the same destination; null for a logger not made by createLogger, or whose probe line differed.
+ * Writes `fields` (its last key `msg`; plain JSON values, no key a redaction path or a serializer names) as
+ * `logger.info` would, through the same hook to the same destination. Probed once per logger, by catching the line
+ * its own `info` writes for PROBE_FIELDS; null for a logger not made by createLogger (or a child of one), one whose
+ * line differed (bindings, formatters), or one below info (its info writes nothing; probed when it writes again).
  */
 export function plainInfoWriter(logger: Logger): LineWriter | null {
-  return lineWriters.get(logger) ?? null;
+  const known = lineWriters.get(logger);
+  if (known !== undefined) return known;
+  const shared = sharing.get(logger);
+  const info = pino.levels.values.info!;
+  if (shared === undefined || logger.levelVal > info) return null;
+  const { msg, ...fields } = PROBE_FIELDS;
+  const probed = shared.out.catchLine(() => logger.info(fields, msg));
+  const withoutTime = (text: string) => text.replace(/^(\{"level":\d+,"time":)\d+/, '$1');
+  const same = withoutTime(redactApiKeys(shared.line(PROBE_FIELDS))) === withoutTime(probed);
+  const writer = same ? (line: object) => void (logger.levelVal <= info && shared.out.write(redactApiKeys(shared.line(line)))) : null;
+  lineWriters.set(logger, writer);
+  return writer;
 }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { initTRPC, type AnyTRPCRouter } from '@trpc/server';
 import Sqlite from 'better-sqlite3';
@@ -17,6 +18,7 @@ import { requestChildLogger, traceContextOf } from '../src/http/request-record.j
 import { pino } from 'pino';
 import { createLogger, plainInfoWriter } from '../src/logger.js';
 import { addTraceLogFields } from '../src/http/request-record.js';
+import { startTestServer } from './support/test-server.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
 
@@ -147,10 +149,37 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
     expect(ours).toEqual(theirs);
     expect(ours[0]).toContain('ask_[redacted]');
     expect(plainInfoWriter(pino())).toBeNull();
-    // Quiet below info, as logger.info is.
+    // Quiet below info, as logger.info is (and probed only once it writes at info).
     const quiet: string[] = [];
     const warnOnly = createLogger({ logLevel: 'warn' }, { write: (line: string) => void quiet.push(line) });
+    expect(plainInfoWriter(warnOnly)).toBeNull();
+    warnOnly.level = 'info';
+    plainInfoWriter(warnOnly)!({ msg: 'written' });
+    warnOnly.level = 'warn';
     plainInfoWriter(warnOnly)!({ msg: 'not written' });
-    expect(quiet).toEqual([]);
+    expect(quiet.map((line) => JSON.parse(line).msg)).toEqual(['written']);
+    // A child with bindings writes them: pino's way, not this one.
+    expect(plainInfoWriter(capturingLogger([]).child({ reqId: 'r-3' }))).toBeNull();
+  });
+
+  it('is the way the running service writes its request line (through the child Fastify makes of its logger)', async () => {
+    const lines: string[] = [];
+    // pino's diagnostics channel: a start for every line pino builds itself.
+    const built: string[] = [];
+    const asJson = tracingChannel<unknown, { arguments: unknown[] }>('pino_asJson');
+    const onStart = { start: ({ arguments: args }: { arguments: unknown[] }) => void built.push(String(args[1])) };
+    const server = await startTestServer({ logger: capturingLogger(lines) });
+    asJson.subscribe(onStart);
+    try {
+      for (const path of ['/v1/pets?limit=2', '/trpc/pets.list?input=%7B%7D', '/v1/pets?limit=0']) {
+        await (await server.request(path)).text();
+      }
+    } finally {
+      asJson.unsubscribe(onStart);
+      await server.close();
+    }
+    const completions = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request completed');
+    expect(completions.map((line) => line.statusCode)).toEqual([200, 200, 400]);
+    expect(built).not.toContain('request completed');
   });
 });
