@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tracingChannel } from 'node:diagnostics_channel';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { initTRPC, type AnyTRPCRouter } from '@trpc/server';
 import Sqlite from 'better-sqlite3';
@@ -166,16 +166,16 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
     const lines: string[] = [];
     // pino's diagnostics channel: a start for every line pino builds itself.
     const built: string[] = [];
-    const asJson = tracingChannel<unknown, { arguments: unknown[] }>('pino_asJson');
-    const onStart = { start: ({ arguments: args }: { arguments: unknown[] }) => void built.push(String(args[1])) };
+    const START = 'tracing:pino_asJson:start';
+    const onStart = (message: unknown) => void built.push(String((message as { arguments: unknown[] }).arguments[1]));
     const server = await startTestServer({ logger: capturingLogger(lines) });
-    asJson.subscribe(onStart);
+    subscribe(START, onStart);
     try {
       for (const path of ['/v1/pets?limit=2', '/trpc/pets.list?input=%7B%7D', '/v1/pets?limit=0']) {
         await (await server.request(path)).text();
       }
     } finally {
-      asJson.unsubscribe(onStart);
+      unsubscribe(START, onStart);
       await server.close();
     }
     const completions = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request completed');
