@@ -101,7 +101,12 @@ function probing(destination: DestinationStream): Probing {
   let caught: string | null = null;
   return {
     write: (line: string) => void (caught === null ? destination.write(line) : (caught = line)),
-    flush: (done?: (error?: Error) => unknown) => (destination as { flush?: (done?: unknown) => void }).flush?.(done),
+    // As pino does for a destination without `flush`: `done` at once.
+    flush(done?: (error?: Error) => unknown) {
+      const { flush } = destination as { flush?: (done?: (error?: Error) => unknown) => void };
+      if (flush) flush.call(destination, done);
+      else done?.();
+    },
     catchLine(log: () => void): string {
       caught = '';
       try {

@@ -148,6 +148,14 @@ describe('request logs', () => {
     expect(JSON.parse(lines[2]!).req.headers.host).toBe('h'); // only the credential goes
   });
 
+  it("flushes through the destination's own flush, and calls back at once for one without", async () => {
+    const flushed: string[] = [];
+    const withFlush = { write: () => undefined, flush: (done: () => void) => void (flushed.push('destination'), done()) };
+    await new Promise<void>((resolve) => createLogger({ logLevel: 'info' }, withFlush).flush(() => resolve()));
+    await new Promise<void>((resolve) => createLogger({ logLevel: 'info' }, { write: () => undefined }).flush(() => resolve()));
+    expect(flushed).toEqual(['destination']);
+  });
+
   it('LOG_LEVEL above info leaves request lines out', () => {
     const quiet: string[] = [];
     const logger = createLogger({ logLevel: 'warn' }, { write: (line: string) => void quiet.push(line) });
