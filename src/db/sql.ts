@@ -52,28 +52,107 @@ function sqliteValue(value: SqlValue): Exclude<SqlValue, Date> {
   return value instanceof Date ? value.toISOString().replace('Z', '+00:00') : value;
 }
 
-/** Never `get()` for writes: it steps once and discards the commit's error (SQLITE_FULL, I/O, busy). */
-function sqliteExecutor(db: Sqlite.Database): SqlSession['query'] {
-  const prepared = new Map<Statement, Sqlite.Statement<unknown[], SqlRow>>();
-  const run = (statement: Statement, values: readonly SqlValue[]): SqlRow[] => {
-    let ready = prepared.get(statement);
+interface SqliteConnection {
+  prepared(statement: Statement): Sqlite.Statement<unknown[], SqlRow>;
+  /** Synchronous. Never `get()` for writes: it steps once and discards the commit's error (SQLITE_FULL, I/O, busy). */
+  run(statement: Statement, values: readonly SqlValue[]): SqlRow[];
+  /** `run`, waiting for the write lock without blocking the process. */
+  query: SqlSession['query'];
+}
+
+function sqliteConnection(db: Sqlite.Database): SqliteConnection {
+  const cache = new Map<Statement, Sqlite.Statement<unknown[], SqlRow>>();
+  const prepared = (statement: Statement) => {
+    let ready = cache.get(statement);
     if (!ready) {
       ready = db.prepare<unknown[], SqlRow>(statement.text);
       if (ready.reader) ready.raw(true);
-      prepared.set(statement, ready);
+      cache.set(statement, ready);
     }
+    return ready;
+  };
+  const run = (statement: Statement, values: readonly SqlValue[]): SqlRow[] => {
+    const ready = prepared(statement);
     const args = values.map(sqliteValue);
     if (ready.reader) return ready.all(...args);
     ready.run(...args);
     return [];
   };
-  return async (statement, values) => {
+  const query = async (statement: Statement, values: readonly SqlValue[]) => {
     try {
       return run(statement, values);
     } catch (error) {
       if (!isSqliteBusy(error)) throw error;
       return retryWhileBusy(() => run(statement, values));
     }
+  };
+  return { prepared, run, query };
+}
+
+interface QueuedWrite {
+  statement: Statement;
+  values: readonly SqlValue[];
+  resolve(rows: SqlRow[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: the writes one event-loop turn brings are committed together, one transaction's WAL frames
+ * and locks for the turn instead of one per write (docs/benchmarks.md, "group commit"). Each statement stays
+ * atomic (SQLite undoes a failed one alone); a failure that ends the transaction (a full disk) fails every
+ * write in it. The batch runs without a pause and each caller is answered after its COMMIT, so no read on
+ * this connection sees a write that is not committed. A lone write runs as before, in autocommit.
+ */
+function groupCommit(db: Sqlite.Database, connection: SqliteConnection): SqlSession['query'] {
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  let queued: QueuedWrite[] = [];
+  let flushing = false;
+  const runBatch = (batch: QueuedWrite[]) => {
+    const outcomes = batch.map((write): { rows: SqlRow[] } | { error: unknown } => {
+      try {
+        return { rows: connection.run(write.statement, write.values) };
+      } catch (error) {
+        if (!db.inTransaction) throw error;
+        return { error };
+      }
+    });
+    commit.run();
+    return outcomes;
+  };
+  const flush = async () => {
+    flushing = true;
+    const batch = queued;
+    queued = [];
+    if (batch.length === 1) {
+      const [write] = batch as [QueuedWrite];
+      await connection.query(write.statement, write.values).then(write.resolve, write.reject);
+    } else {
+      try {
+        await retryWhileBusy(() => begin.run());
+        let outcomes;
+        try {
+          outcomes = runBatch(batch);
+        } catch (error) {
+          if (db.inTransaction) rollback.run();
+          throw error;
+        }
+        outcomes.forEach((outcome, i) => ('rows' in outcome ? batch[i]!.resolve(outcome.rows) : batch[i]!.reject(outcome.error)));
+      } catch (error) {
+        for (const write of batch) write.reject(error);
+      }
+    }
+    flushing = false;
+    if (queued.length > 0) setImmediate(next);
+  };
+  // flush settles every write itself and never rejects.
+  const next = () => void flush();
+  return async (statement, values) => {
+    if (connection.prepared(statement).readonly) return connection.query(statement, values);
+    return new Promise((resolve, reject) => {
+      if (queued.push({ statement, values, resolve, reject }) === 1 && !flushing) setImmediate(next);
+    });
   };
 }
 
@@ -88,8 +167,7 @@ function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
 
 /** Transactions one at a time on their own connection; BEGIN IMMEDIATE, so two writers never deadlock upgrading a lock. */
 export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Database): SqlDatabase {
-  const query = sqliteExecutor(shared);
-  const inTransaction = sqliteExecutor(transactions);
+  const inTransaction = sqliteConnection(transactions).query;
   const begin = transactions.prepare('BEGIN IMMEDIATE');
   const commit = transactions.prepare('COMMIT');
   const rollback = transactions.prepare('ROLLBACK');
@@ -97,7 +175,7 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
   const session: SqlSession = { query: inTransaction };
   return {
     dialect: 'sqlite',
-    query,
+    query: groupCommit(shared, sqliteConnection(shared)),
     transaction: (work) =>
       oneAtATime(async () => {
         await retryWhileBusy(() => begin.run());

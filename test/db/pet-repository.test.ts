@@ -1,6 +1,7 @@
 // The pet repository and the SQL it runs on (both in src/db/sql.ts), on both
 // databases: one implementation, the same answers, the same transaction semantics, and the same
 // rows that Prisma (which owns the models) reads and writes.
+import { statSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -237,6 +238,61 @@ describe('SQLite: the service’s own better-sqlite3 connections beside Prisma�
     ).rejects.toThrow('roll back');
     await ours;
     expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['ours']);
+  });
+
+  it('writes arriving in one turn are committed together: one commit’s WAL frames instead of one commit each', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    db.sqlite!.pragma('wal_autocheckpoint = 0'); // the WAL file only grows, so its growth counts what commits wrote
+    const wal = `${testDatabase!.url.slice('file:'.length)}-wal`;
+    const before = statSync(wal).size;
+    const together = await Promise.all(Array.from({ length: 20 }, (_, i) => pets.create({ name: `together-${i}`, categoryId: 1 })));
+    const afterTogether = statSync(wal).size;
+    for (let i = 0; i < 20; i++) await pets.create({ name: `alone-${i}`, categoryId: 1 });
+    const afterAlone = statSync(wal).size;
+    expect(new Set(together.map((pet) => pet.id)).size).toBe(20);
+    expect((await pets.list({ limit: 100 })).length).toBe(40);
+    expect((afterTogether - before) * 5).toBeLessThan(afterAlone - afterTogether);
+  });
+
+  it('in a group commit a failed statement fails alone, and one that ends the transaction fails every write in it', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    // Per connection (TEMP): ABORT undoes its statement, ROLLBACK the whole transaction.
+    db.sqlite!.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON pets WHEN NEW.name = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END;
+      CREATE TEMP TRIGGER doom BEFORE INSERT ON pets WHEN NEW.name = 'doom' BEGIN SELECT RAISE(ROLLBACK, 'doom'); END;`);
+    const names = (settled: PromiseSettledResult<unknown>[]) => settled.map((result) => result.status);
+    const first = await Promise.allSettled(['a', 'refused', 'b'].map((name) => pets.create({ name, categoryId: 1 })));
+    expect(names(first)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['a', 'b']);
+
+    const second = await Promise.allSettled(['c', 'doom', 'd'].map((name) => pets.create({ name, categoryId: 1 })));
+    expect(names(second)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['a', 'b']);
+    // The connection is out of the transaction and serves the next turn's writes.
+    expect(db.sqlite!.inTransaction).toBe(false);
+    await Promise.all(['e', 'f'].map((name) => pets.create({ name, categoryId: 1 })));
+    expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['a', 'b', 'e', 'f']);
+  });
+
+  it('a group commit waits for a write lock held elsewhere while reads go on, and answers once committed', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    const Sqlite = (await import('better-sqlite3')).default;
+    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      let answered = 0;
+      const writes = ['x', 'y', 'z'].map((name) => pets.create({ name, categoryId: 1 }).then((pet) => (answered++, pet)));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(answered).toBe(0);
+      expect(await pets.list({ limit: 10 })).toEqual([]);
+      other.exec('COMMIT');
+      expect((await Promise.all(writes)).map((pet) => pet.name)).toEqual(['x', 'y', 'z']);
+      expect(other.prepare('SELECT count(*) AS n FROM pets').get()).toEqual({ n: 3 });
+    } finally {
+      other.close();
+    }
   });
 
   it('closes every connection it opened', async () => {
