@@ -2,7 +2,7 @@
 // own guards: each test fails when the library behaviour a departure relies on changes, or when the
 // departure stops doing what it is there for.
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -19,6 +19,8 @@ import { pino } from 'pino';
 import { createLogger, plainInfoWriter } from '../src/logger.js';
 import { addTraceLogFields } from '../src/http/request-record.js';
 import { startTestServer } from './support/test-server.js';
+import { halfClosedRequest } from './support/half-closed.js';
+import { answerHalfClosedClients } from '../src/http/connections.js';
 
 type Middleware = ((...args: never[]) => unknown) & { _type?: string };
 
@@ -181,5 +183,27 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
     const completions = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request completed');
     expect(completions.map((line) => line.statusCode)).toEqual([200, 200, 400]);
     expect(built).not.toContain('request completed');
+  });
+});
+
+describe("half-closing clients answered through Node's undocumented httpAllowHalfOpen (src/http/connections.ts)", () => {
+  /** A plain node:http server answering 10 ms after the request: as a database call does. */
+  async function lateAnswer(server: Server): Promise<string> {
+    server.on('request', (_request, response) => void setTimeout(() => response.end('late'), 10));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      return await halfClosedRequest(`http://127.0.0.1:${port}`, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it("Node's own path still ends the connection at the client's FIN, losing the answer; with the setting it is sent", async () => {
+    expect(await lateAnswer(createServer())).toBe('');
+    const server = createServer();
+    answerHalfClosedClients(server);
+    expect(await lateAnswer(server)).toMatch(/^HTTP\/1\.1 200 OK[^]*late$/);
   });
 });

@@ -10,7 +10,8 @@
 //   a flood (off when `perAddress` >= `total`: behind proxies one address stands for everyone).
 // - answers are written together at the end of the event-loop turn that produced them (writeAtTurnEnd),
 //   so their clients are woken once for the lot.
-// Departures (our own 'request' listener; the pause kept against Node's; the turn-end writes): docs/architecture.md.
+// Departures (our own 'request' listener; the pause kept against Node's; the turn-end writes; half-closed clients
+// answered): docs/architecture.md.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
@@ -63,7 +64,21 @@ interface Tracked {
   movedAt: number;
 }
 
+/**
+ * A client may half-close after its request and still wait for the answer (RFC 9112: a half-closed connection
+ * delimits no request and does not say the client lost interest). Node's http.Server ends the connection at the
+ * client's FIN, losing answers still being made; its undocumented `httpAllowHalfOpen`, read by its `socketOnEnd`,
+ * makes it close after the last answer instead. Checked here, at start-up.
+ */
+export function answerHalfClosedClients(server: Server): void {
+  const node = server as Server & { httpAllowHalfOpen?: unknown };
+  if (typeof node.httpAllowHalfOpen !== 'boolean')
+    throw new Error("Node's http.Server has no httpAllowHalfOpen any more: src/http/connections.ts relies on it");
+  node.httpAllowHalfOpen = true;
+}
+
 export function limitConnections(server: Server, settings: ConnectionLimitSettings): () => ConnectionCounts {
+  answerHalfClosedClients(server);
   const tracked = new Map<Socket, Tracked>();
   /** Idle connections, the longest idle first (a Set keeps insertion order). */
   const idle = new Set<Socket>();

@@ -1,9 +1,11 @@
 // HTTP semantics by the RFCs: the Bearer challenge on every 401 (RFC 9110 §11.6.1,
 // RFC 6750 §3), HEAD like GET without a body (RFC 9110 §9.3.2), authentication before any input
-// check, one percent-decoding rule for the whole path (RFC 3986 §6.2.2.2), and empty segments 404.
+// check, one percent-decoding rule for the whole path (RFC 3986 §6.2.2.2), empty segments 404, and an
+// answer for a client that half-closes after its request (RFC 9112: that delimits no request).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, json } from '../support/test-server.js';
+import { API_KEY, startTestServer, type TestServer, json } from '../support/test-server.js';
 import { expectError } from '../support/expect-error.js';
+import { halfClosedRequest } from '../support/half-closed.js';
 
 let server: TestServer;
 let petId: number;
@@ -145,5 +147,26 @@ describe('empty path segments name no resource', () => {
   it('a single trailing slash is still the resource', async () => {
     expect((await server.request('/v1/pets/')).status).toBe(200);
     expect((await server.request(`/v1/pets/${petId}/`)).status).toBe(200);
+  });
+});
+
+describe('a client that half-closes its connection after the request', () => {
+  const body = '{"name":"Half","categoryId":1}';
+  const post = (path: string) =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${body.length}\r\n\r\n${body}`;
+  const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\n\r\n`;
+
+  it.each([
+    ['a REST create', post('/v1/pets'), /^HTTP\/1\.1 201 [^]*"name":"Half"/],
+    ['a tRPC create', post('/trpc/pets.create'), /^HTTP\/1\.1 200 [^]*"result":\{"data":\{"id":\d+,"name":"Half"/],
+    ['a REST list', get('/v1/pets?limit=1'), /^HTTP\/1\.1 200 [^]*\[\{"id":/],
+  ])('gets its answer to %s, then the connection closes', async (_what, request, answer) => {
+    expect(await halfClosedRequest(server.baseUrl, request)).toMatch(answer);
+  });
+
+  it('gets both answers of two pipelined requests', async () => {
+    const text = await halfClosedRequest(server.baseUrl, post('/v1/pets') + get('/v1/pets?limit=1'));
+    expect(text.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 201', 'HTTP/1.1 200']);
   });
 });
