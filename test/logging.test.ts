@@ -215,6 +215,8 @@ describe('request ids and keys in the log', () => {
     ['one character in the middle encoded', (key) => key.slice(0, 20) + hex(key[20]!) + key.slice(21)],
     ['the prefix encoded', (key) => [...'ask_'].map(hex).join('') + key.slice(4)],
     ['the prefix’s `s` encoded', (key) => `a${hex('s')}${key.slice(2)}`],
+    ['the prefix’s `k` encoded, its `_` not', (key) => `as${hex('k')}${key.slice(3)}`],
+    ['the prefix’s `_` encoded alone', (key) => `ask${hex('_')}${key.slice(4)}`],
     ['mixed-case hex', (key) => [...key].map((c, i) => (i % 2 ? hex(c).toLowerCase() : hex(c))).join('')],
     ['encoded twice', (key) => [...key].map((c) => `%25${hex(c).slice(1)}`).join('')],
     ['encoded three times, in capitals', (key) => [...key.toUpperCase()].map((c) => `%2525${hex(c).slice(1)}`).join('')],
