@@ -360,11 +360,13 @@ function machine(): string {
     .join(' ')}`;
 }
 
-/** The list on 1k rows against the list on 1M rows: two service instances, loaded in turn. */
+/** The list on 1k rows against the list on 1M rows: two service instances, loaded in turn, started afresh each round. */
 async function measureScale(): Promise<Map<string, { small: Run[]; large: Run[] }>> {
   const files = { small: join(workDir, 'rows-1k.db'), large: join(workDir, 'rows-1m.db') };
+  const sizes = ['small', 'large'] as const;
+  const startBoth = () => Promise.all(sizes.map((size) => startService(`service-${size}`, `file:${files[size]}`)));
   // Started once to migrate both files before they are seeded.
-  const first = await Promise.all([startService('service-1k', `file:${files.small}`), startService('service-1m', `file:${files.large}`)]);
+  const first = await startBoth();
   seedPets(files.small, SEED_ROWS);
   const seedMs = seedPets(files.large, LARGE_ROWS);
   console.log(`seeded ${LARGE_ROWS} rows in ${fixed(seedMs, 0)} ms (better-sqlite3, one transaction)`);
@@ -374,8 +376,7 @@ async function measureScale(): Promise<Map<string, { small: Run[]; large: Run[] 
   for (let round = 1; round <= ROUNDS; round++) {
     // Each round on instances started afresh, as the service/baseline rounds: one instance can run a list
     // much slower than another of the same build, which would otherwise decide every round.
-    const sizes = ['small', 'large'] as const;
-    const started = await Promise.all(sizes.map((size) => startService(`service-${size}`, `file:${files[size]}`)));
+    const started = await startBoth();
     const servers = { small: started[0]!.server, large: started[1]!.server };
     for (const { request } of scaleScenarios) for (const size of sizes) await measure(servers[size], request, WARM_UP_SECONDS);
     for (const { label, request } of scaleScenarios) {
