@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/free-port.js';
-import { median, spread } from './figures.js';
+import { median, medianCell } from './figures.js';
 import { load, pickGenerator, type Request } from './load.js';
 import { buildNestPeer, rotation, startPeer } from './peers.js';
 import { cpuSeconds, servingPid, startProcess, stopProcess, waitForAnswer, type Started } from './processes.js';
@@ -138,7 +138,6 @@ try {
       }
     }
   }
-  const cell = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${spread(values, digits)})`;
   const first = SYSTEMS[0]!;
   console.log(`\n| scenario | system | req/s | CPU µs/req | ÷ ${first} | ÷ ${NEST} |`);
   console.log('|---|---|---|---|---|---|');
@@ -146,13 +145,13 @@ try {
     for (const [system, list] of of) {
       const over = (other: string) =>
         of.has(other)
-          ? cell(
+          ? medianCell(
               list.map((run, i) => run.rps / of.get(other)![i]!.rps),
               2,
             )
           : '—';
       console.log(
-        `| ${label} | ${system} | ${cell(
+        `| ${label} | ${system} | ${medianCell(
           list.map((r) => r.rps),
           0,
         )} | ${median(list.map((r) => r.cpu)).toFixed(0)} | ${over(first)} | ${over(NEST)} |`,

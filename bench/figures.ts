@@ -7,3 +7,9 @@ export function median(values: number[]): number {
 }
 
 export const spread = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+
+/** A table cell: the median, then the spread in brackets. */
+export const medianCell = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${spread(values, digits)})`;
+
+/** A ratio's cell: its median in bold, then the spread. */
+export const ratioCell = (values: number[]) => `**${median(values).toFixed(2)}** (${spread(values, 2)})`;

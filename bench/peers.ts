@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startProcess, type Started } from './processes.js';
-import { median, spread } from './figures.js';
+import { median, medianCell, ratioCell } from './figures.js';
 import type { Request } from './load.js';
 
 /** The frameworks the service is measured against. */
@@ -104,7 +104,7 @@ export function printPeerComparison(runs: Map<string, Record<PeerSystem, PeerFig
   console.log('');
   console.log(`| service ÷ peer req/s | ${PEER_SCENARIOS.join(' | ')} |`);
   console.log(`|---|${PEER_SCENARIOS.map(() => '---|').join('')}`);
-  const cell = (values: number[]) => (values.length ? `**${median(values).toFixed(2)}** (${spread(values, 2)})` : '–');
+  const cell = (values: number[]) => (values.length ? ratioCell(values) : '–');
   const row = (label: string, mine: PeerSystem, theirs: PeerSystem) =>
     console.log(`| ${label} | ${PEER_SCENARIOS.map((scenario) => cell(ratios(runs.get(scenario)!, mine, theirs))).join(' | ')} |`);
   for (const peer of PEERS) {
@@ -122,7 +122,7 @@ export function printPeerComparison(runs: Map<string, Record<PeerSystem, PeerFig
     const of = runs.get(scenario)!;
     const rps = PEER_SYSTEMS.map((system) => {
       const values = of[system].map((run) => run.requestsPerSecond);
-      return values.length ? `${median(values).toFixed(0)} (${spread(values, 0)})` : '–';
+      return values.length ? medianCell(values, 0) : '–';
     });
     const cpu = PEER_SYSTEMS.map((system) =>
       of[system].length ? median(of[system].map((run) => run.cpuMicrosPerRequest)).toFixed(0) : '–',

@@ -51,7 +51,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { median, spread } from './figures.js';
+import { median, medianCell, ratioCell, spread } from './figures.js';
 import { load, pickGenerator, type LoadResult, type Request } from './load.js';
 import { freePort } from '../test/support/free-port.js';
 import {
@@ -654,14 +654,12 @@ function printRedisCost(costs: Map<string, { redis: Run[]; alone: Run[] }>): Map
     const perRound = redis.map((run, i) => run.requestsPerSecond / alone[i]!.requestsPerSecond);
     ratios.set(label, median(perRound));
     const rps = (list: Run[]) =>
-      `${fixed(median(list.map((r) => r.requestsPerSecond)), 0)} (${spread(
+      medianCell(
         list.map((r) => r.requestsPerSecond),
         0,
-      )})`;
+      );
     const cpu = (list: Run[]) => fixed(median(list.map((r) => r.cpuMicrosPerRequest)), 0);
-    console.log(
-      `| ${label} | ${rps(redis)} | ${rps(alone)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${cpu(redis)} | ${cpu(alone)} |`,
-    );
+    console.log(`| ${label} | ${rps(redis)} | ${rps(alone)} | ${ratioCell(perRound)} | ${cpu(redis)} | ${cpu(alone)} |`);
   }
   return ratios;
 }
@@ -682,16 +680,16 @@ function printComparison({ kind, runs }: Comparison): Map<string, number> {
     const { service: mine, baseline: bare } = runs.get(label)!;
     const rps = (list: Run[]) => list.map((run) => run.requestsPerSecond);
     const cpu = (list: Run[]) =>
-      `${fixed(median(list.map((run) => run.cpuMicrosPerRequest)), 0)} (${spread(
+      medianCell(
         list.map((run) => run.cpuMicrosPerRequest),
         0,
-      )})`;
+      );
     const perRound = mine.map((run, i) => run.requestsPerSecond / bare[i]!.requestsPerSecond);
     ratios.set(label, median(perRound));
     const latency = (list: Run[]) => `${fixed(median(list.map((r) => r.p50Ms)), 2)} / ${fixed(median(list.map((r) => r.p99Ms)), 2)}`;
     console.log(
-      `| ${label} | ${fixed(median(rps(mine)), 0)} (${spread(rps(mine), 0)}) | ${fixed(median(rps(bare)), 0)} (${spread(rps(bare), 0)}) ` +
-        `| **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${cpu(mine)} | ${cpu(bare)} | ${latency(mine)} | ${latency(bare)} ` +
+      `| ${label} | ${medianCell(rps(mine), 0)} | ${medianCell(rps(bare), 0)} ` +
+        `| ${ratioCell(perRound)} | ${cpu(mine)} | ${cpu(bare)} | ${latency(mine)} | ${latency(bare)} ` +
         `| ${mb(Math.max(...mine.map((r) => r.peakRssBytes)))} | ${mb(Math.max(...bare.map((r) => r.peakRssBytes)))} |`,
     );
   }
@@ -733,14 +731,12 @@ function printScale(scale: Map<string, { small: Run[]; large: Run[] }>): Map<str
     const perRound = l.map((run, i) => run.p50Ms / s[i]!.p50Ms);
     growth.set(label, median(perRound));
     const p50 = (list: Run[]) =>
-      `${fixed(median(list.map((r) => r.p50Ms)), 2)} (${spread(
+      medianCell(
         list.map((r) => r.p50Ms),
         2,
-      )})`;
+      );
     const rps = (list: Run[]) => fixed(median(list.map((r) => r.requestsPerSecond)), 0);
-    console.log(
-      `| ${label} | ${p50(s)} | ${p50(l)} | **${fixed(median(perRound), 2)}** (${spread(perRound, 2)}) | ${rps(s)} | ${rps(l)} |`,
-    );
+    console.log(`| ${label} | ${p50(s)} | ${p50(l)} | ${ratioCell(perRound)} | ${rps(s)} | ${rps(l)} |`);
   }
   return growth;
 }
