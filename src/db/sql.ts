@@ -89,11 +89,67 @@ function sqliteConnection(db: Sqlite.Database): SqliteConnection {
   return { prepared, run, query };
 }
 
-interface QueuedWrite {
+interface Queued {
   statement: Statement;
   values: readonly SqlValue[];
   resolve(rows: SqlRow[]): void;
   reject(error: unknown): void;
+}
+
+/** Runs `flush` at the end of the event-loop turn with the statements queued in it; `flush` settles each itself, never rejecting. */
+function turnQueue(flush: (batch: Queued[]) => void | Promise<void>): SqlSession['query'] {
+  let queued: Queued[] = [];
+  let flushing = false;
+  const next = async () => {
+    flushing = true;
+    const batch = queued;
+    queued = [];
+    await flush(batch);
+    flushing = false;
+    if (queued.length > 0) setImmediate(run);
+  };
+  const run = () => void next();
+  return (statement, values) =>
+    new Promise((resolve, reject) => {
+      if (queued.push({ statement, values, resolve, reject }) === 1 && !flushing) setImmediate(run);
+    });
+}
+
+type Outcome = { rows: SqlRow[] } | { error: unknown };
+
+/**
+ * Group reads: the reads one event-loop turn brings run together at its end, in one read transaction. In autocommit
+ * each statement takes and drops SQLite's locks (fcntl calls) and checks the WAL again (docs/benchmarks.md, "group
+ * reads"). Each read runs after it was asked, so it sees every write committed before; the transaction ends before
+ * any is answered. A lone read, or a batch arriving inside a write batch's transaction, runs as before.
+ */
+function groupRead(db: Sqlite.Database, connection: SqliteConnection): SqlSession['query'] {
+  const begin = db.prepare('BEGIN');
+  const commit = db.prepare('COMMIT');
+  const alone = (read: Queued) => void connection.query(read.statement, read.values).then(read.resolve, read.reject);
+  return turnQueue((batch) => {
+    if (batch.length === 1 || db.inTransaction) return batch.forEach(alone);
+    begin.run();
+    const outcomes = batch.map((read): Outcome => {
+      try {
+        return { rows: connection.run(read.statement, read.values) };
+      } catch (error) {
+        return { error };
+      }
+    });
+    try {
+      if (db.inTransaction) commit.run(); // a read transaction's COMMIT only drops its locks
+    } catch (error) {
+      return batch.forEach((read) => read.reject(error));
+    }
+    outcomes.forEach((outcome, i) => {
+      const read = batch[i]!;
+      if ('rows' in outcome) read.resolve(outcome.rows);
+      else if (isSqliteBusy(outcome.error))
+        alone(read); // waits for the lock, as a lone read does
+      else read.reject(outcome.error);
+    });
+  });
 }
 
 /**
@@ -107,10 +163,8 @@ function groupCommit(db: Sqlite.Database, connection: SqliteConnection): SqlSess
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
-  let queued: QueuedWrite[] = [];
-  let flushing = false;
-  const runBatch = (batch: QueuedWrite[]) => {
-    const outcomes = batch.map((write): { rows: SqlRow[] } | { error: unknown } => {
+  const runBatch = (batch: Queued[]) => {
+    const outcomes = batch.map((write): Outcome => {
       try {
         return { rows: connection.run(write.statement, write.values) };
       } catch (error) {
@@ -121,39 +175,33 @@ function groupCommit(db: Sqlite.Database, connection: SqliteConnection): SqlSess
     commit.run();
     return outcomes;
   };
-  const flush = async () => {
-    flushing = true;
-    const batch = queued;
-    queued = [];
+  return turnQueue(async (batch) => {
     if (batch.length === 1) {
-      const [write] = batch as [QueuedWrite];
-      await connection.query(write.statement, write.values).then(write.resolve, write.reject);
-    } else {
-      try {
-        await retryWhileBusy(() => begin.run());
-        let outcomes;
-        try {
-          outcomes = runBatch(batch);
-        } catch (error) {
-          if (db.inTransaction) rollback.run();
-          throw error;
-        }
-        outcomes.forEach((outcome, i) => ('rows' in outcome ? batch[i]!.resolve(outcome.rows) : batch[i]!.reject(outcome.error)));
-      } catch (error) {
-        for (const write of batch) write.reject(error);
-      }
+      const [write] = batch as [Queued];
+      return connection.query(write.statement, write.values).then(write.resolve, write.reject);
     }
-    flushing = false;
-    if (queued.length > 0) setImmediate(next);
-  };
-  // flush settles every write itself and never rejects.
-  const next = () => void flush();
-  return async (statement, values) => {
-    if (connection.prepared(statement).readonly) return connection.query(statement, values);
-    return new Promise((resolve, reject) => {
-      if (queued.push({ statement, values, resolve, reject }) === 1 && !flushing) setImmediate(next);
-    });
-  };
+    try {
+      await retryWhileBusy(() => begin.run());
+      let outcomes;
+      try {
+        outcomes = runBatch(batch);
+      } catch (error) {
+        if (db.inTransaction) rollback.run();
+        throw error;
+      }
+      outcomes.forEach((outcome, i) => ('rows' in outcome ? batch[i]!.resolve(outcome.rows) : batch[i]!.reject(outcome.error)));
+    } catch (error) {
+      for (const write of batch) write.reject(error);
+    }
+  });
+}
+
+/** The shared connection: reads and writes each grouped by turn. */
+function sharedConnection(db: Sqlite.Database): SqlSession['query'] {
+  const connection = sqliteConnection(db);
+  const read = groupRead(db, connection);
+  const write = groupCommit(db, connection);
+  return async (statement, values) => (connection.prepared(statement).readonly ? read : write)(statement, values);
 }
 
 function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
@@ -175,7 +223,7 @@ export function sqliteDatabase(shared: Sqlite.Database, transactions: Sqlite.Dat
   const session: SqlSession = { query: inTransaction };
   return {
     dialect: 'sqlite',
-    query: groupCommit(shared, sqliteConnection(shared)),
+    query: sharedConnection(shared),
     transaction: (work) =>
       oneAtATime(async () => {
         await retryWhileBusy(() => begin.run());

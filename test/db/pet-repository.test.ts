@@ -275,6 +275,58 @@ describe('SQLite: the serviceâ€™s own better-sqlite3 connections beside Prismaâ€
     expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['a', 'b', 'e', 'f']);
   });
 
+  it('reads arriving in one turn run in one read transaction, ended before any is answered; a lone read in autocommit', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    // Run inside a statement, it tells whether the connection is in a transaction (autocommit off).
+    db.sqlite!.function('in_transaction', () => (db.sqlite!.inTransaction ? 1 : 0));
+    const probe = statement('probe_transaction', 'SELECT in_transaction()');
+    const overflow = statement('probe_overflow', 'SELECT abs(?)');
+    const rex = await pets.create({ name: 'Rex', categoryId: 1 });
+
+    const together = await Promise.allSettled([
+      db.sql.query(probe, []),
+      pets.findById(rex.id),
+      db.sql.query(overflow, [-9223372036854775808n]), // fails as it runs: integer overflow
+      pets.list({ limit: 10 }),
+      db.sql.query(probe, []),
+    ]);
+    expect(together.map((result) => (result.status === 'fulfilled' ? result.value : String(result.reason)))).toEqual([
+      [[1]],
+      rex,
+      expect.stringContaining('integer overflow'),
+      [rex],
+      [[1]],
+    ]);
+    expect(db.sqlite!.inTransaction).toBe(false);
+    expect(await db.sql.query(probe, [])).toEqual([[0]]);
+  });
+
+  it('a read runs after it was asked: it sees what another connection committed before the turn ended', async () => {
+    const db = await open('sqlite');
+    const pets = createPetRepository(db.sql);
+    const Sqlite = (await import('better-sqlite3')).default;
+    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    try {
+      const first = pets.list({ limit: 10 });
+      const second = pets.list({ limit: 10, status: 'sold' });
+      other.prepare("INSERT INTO pets (name, category_id, status) VALUES ('late', 1, 'sold')").run();
+      const [all, sold] = await Promise.all([first, second]);
+      expect(all.map((pet) => pet.name)).toEqual(['late']);
+      expect(sold.map((pet) => pet.name)).toEqual(['late']);
+      // Reads and writes of one turn together: the writes answered once committed, every read answered.
+      const mixed = await Promise.all([
+        pets.create({ name: 'a', categoryId: 1 }),
+        pets.list({ limit: 10 }),
+        pets.create({ name: 'b', categoryId: 1 }),
+      ]);
+      expect(mixed[1].map((pet) => pet.name)[0]).toBe('late');
+      expect((await pets.list({ limit: 10 })).map((pet) => pet.name)).toEqual(['late', 'a', 'b']);
+    } finally {
+      other.close();
+    }
+  });
+
   it('a group commit waits for a write lock held elsewhere while reads go on, and answers once committed', async () => {
     const db = await open('sqlite');
     const pets = createPetRepository(db.sql);
