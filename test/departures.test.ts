@@ -104,7 +104,7 @@ describe("the request's logger made lazily (src/http/request-record.ts), against
   function capturingLogger(lines: string[]) {
     return createLogger(
       { logLevel: 'info' },
-      { write: (line: string) => void lines.push(line.replace(/^(\{"level":30,"time":)\d+,/, (_, head: string) => `${head}0,`)) },
+      { write: (line: string) => void lines.push(line.replace(/^(\{"level":\d+,"time":)\d+,/, (_, head: string) => `${head}0,`)) },
     );
   }
   /** The completion line's writer, which src/http/request-record.ts calls on its own logger. */
