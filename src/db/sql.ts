@@ -129,7 +129,11 @@ function groupRead(db: Sqlite.Database, connection: SqliteConnection): SqlSessio
   const alone = (read: Queued) => void connection.query(read.statement, read.values).then(read.resolve, read.reject);
   return turnQueue((batch) => {
     if (batch.length === 1 || db.inTransaction) return batch.forEach(alone);
-    begin.run();
+    try {
+      begin.run();
+    } catch {
+      return batch.forEach(alone); // each read on its own, as without grouping
+    }
     const outcomes = batch.map((read): Outcome => {
       try {
         return { rows: connection.run(read.statement, read.values) };

@@ -203,6 +203,12 @@ describe('PostgreSQL: how the statements run (src/db/sql.ts)', () => {
 });
 
 describe('SQLite: the service’s own better-sqlite3 connections beside Prisma’s adapter connection', () => {
+  /** Another connection to the test database's file, as another process would open it; it never waits for a lock. */
+  async function otherConnection() {
+    const Sqlite = (await import('better-sqlite3')).default;
+    return new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+  }
+
   it('see each other’s commits at once, both ways, with the same rows and values', async () => {
     const db = await open('sqlite');
     const pets = createPetRepository(db.sql);
@@ -305,8 +311,7 @@ describe('SQLite: the service’s own better-sqlite3 connections beside Prisma�
   it('a read runs after it was asked: it sees what another connection committed before the turn ended', async () => {
     const db = await open('sqlite');
     const pets = createPetRepository(db.sql);
-    const Sqlite = (await import('better-sqlite3')).default;
-    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    const other = await otherConnection();
     try {
       const first = pets.list({ limit: 10 });
       const second = pets.list({ limit: 10, status: 'sold' });
@@ -330,8 +335,7 @@ describe('SQLite: the service’s own better-sqlite3 connections beside Prisma�
   it('a group commit waits for a write lock held elsewhere while reads go on, and answers once committed', async () => {
     const db = await open('sqlite');
     const pets = createPetRepository(db.sql);
-    const Sqlite = (await import('better-sqlite3')).default;
-    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    const other = await otherConnection();
     try {
       other.exec('BEGIN IMMEDIATE');
       let answered = 0;
@@ -355,8 +359,7 @@ describe('SQLite: the service’s own better-sqlite3 connections beside Prisma�
     database = undefined;
     expect(ours.open).toBe(false);
     // Nothing holds the file: an exclusive lock is granted at once.
-    const Sqlite = (await import('better-sqlite3')).default;
-    const other = new Sqlite(testDatabase!.url.slice('file:'.length), { timeout: 0 });
+    const other = await otherConnection();
     try {
       other.pragma('locking_mode = EXCLUSIVE');
       expect(() => other.exec('BEGIN EXCLUSIVE; COMMIT')).not.toThrow();
