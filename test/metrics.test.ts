@@ -311,7 +311,19 @@ describe('on PostgreSQL: the connection pool and database errors answered 503', 
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-      const requests = [...Array.from({ length: 4 }, () => server.request('/v1/pets')), server.request('/trpc/pets.list')];
+      // Two take the connections, one at a time (a turn's statements would share one); three wait.
+      const requests = [];
+      for (const inUse of [1, 2]) {
+        requests.push(server.request('/v1/pets'));
+        await vi.waitFor(
+          () => {
+            const { total, idle } = server.database.poolStats()!;
+            expect(total - idle).toBe(inUse);
+          },
+          { interval: 5 },
+        );
+      }
+      requests.push(server.request('/v1/pets'), server.request('/v1/pets'), server.request('/trpc/pets.list'));
       await eventually(server.baseUrl, (scraped) => {
         expect(scraped.value('animal_store_db_pool_connections')).toBe(2);
         expect(scraped.value('animal_store_db_pool_idle_connections')).toBe(0);

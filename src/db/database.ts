@@ -84,6 +84,8 @@ function postgresPoolConfig(settings: DatabaseSettings, target: PostgresTarget):
           query_timeout: settings.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_MARGIN_MS,
         }),
     keepAlive: true,
+    // A turn's statements share a connection (src/db/sql.ts); a transaction pooler is not sent pipelines.
+    pipeline: !target.transactionPooler,
   };
 }
 
@@ -160,11 +162,14 @@ function ignoreConnectionError(): void {}
 type ConnectCallback = Parameters<pg.Pool['connect']> extends [infer C] ? C : never;
 
 /**
- * pg bounds the wait in time only: past `queueLimit` waiting, `connect` fails at once (503).
+ * pg bounds the wait in time only: past `queueLimit` statements waiting for a connection, the next fail at once (503).
+ * A `connect` counts one; a pipelined batch (`connectFor`) counts each of its statements.
  * @see docs/architecture.md "Where we depart from a library, and why"
  */
 class BoundedQueuePool extends pg.Pool {
   refused = 0;
+  /** Statements of pending `connectFor` batches beyond the one each counts in pg's `waitingCount`. */
+  private batched = 0;
 
   constructor(
     config: PoolConfig,
@@ -173,12 +178,33 @@ class BoundedQueuePool extends pg.Pool {
     super(config);
   }
 
+  /** Statements waiting for a connection. */
+  get waitingStatements(): number {
+    return this.waitingCount + this.batched;
+  }
+
+  /** How many of `count` statements may wait for a connection now; the others are refused (and counted). */
+  admit(count: number): number {
+    const exhausted = this.idleCount === 0 && this.totalCount >= (this.options.max ?? 10);
+    const admitted = exhausted ? Math.min(count, Math.max(0, this.queueLimit - this.waitingStatements)) : count;
+    this.refused += count - admitted;
+    return admitted;
+  }
+
+  /** A connection for `count` admitted statements, sent together. */
+  async connectFor(count: number): Promise<pg.PoolClient> {
+    this.batched += count - 1;
+    try {
+      return await super.connect();
+    } finally {
+      this.batched -= count - 1;
+    }
+  }
+
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
-    const exhausted = this.idleCount === 0 && this.totalCount >= (this.options.max ?? 10);
-    if (exhausted && this.waitingCount >= this.queueLimit) {
-      this.refused++;
+    if (this.admit(1) === 0) {
       const error = new Error(POOL_QUEUE_FULL);
       if (callback) return void process.nextTick(callback, error, undefined, () => {});
       return Promise.reject(error);
@@ -220,7 +246,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
       dependency: databaseDependency(settings.databaseUrl),
       prisma,
       sql: postgresDatabase(pool, {
-        namedStatements: !target.transactionPooler,
+        pooler: target.transactionPooler,
         onError: reportFault,
       }),
       sqlite: null,
@@ -228,7 +254,7 @@ export async function openDatabase(settings: DatabaseSettings, log?: DatabaseLog
         max: pool.options.max,
         total: pool.totalCount,
         idle: pool.idleCount,
-        waiting: pool.waitingCount,
+        waiting: pool.waitingStatements,
         queueFull: pool.refused,
       }),
       // On the pool, so a probe need not load Prisma's query compiler; a refusing pooler shows here first.

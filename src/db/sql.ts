@@ -5,6 +5,7 @@
 import type Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { DEFAULT_PET_STATUS, int64FromDatabase, type ListPetsInput, type NewPet, type Pet } from '../domain/pet-schemas.js';
+import { POOL_QUEUE_FULL } from './database-errors.js';
 import { isSqliteBusy, retryWhileBusy } from './sqlite-busy-retry.js';
 
 export type SqlDialect = 'sqlite' | 'postgresql';
@@ -254,8 +255,8 @@ function postgresValue(value: SqlValue): Exclude<SqlValue, Date | bigint> {
 }
 
 export interface PostgresOptions {
-  /** False for the unnamed statement, all a transaction pooler (PgBouncer, transaction mode) carries. */
-  namedStatements: boolean;
+  /** A transaction pooler (PgBouncer, transaction mode) carries the unnamed statement only, and no pipelines. */
+  pooler: boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -290,20 +291,63 @@ function returnAtTurnEnd(): (client: pg.PoolClient) => void {
   };
 }
 
-/** A pool's connection for one statement, as `pool.query` lends it; after an error released at once, and closed, as there. */
-function lend(pool: pg.Pool, giveBack: (client: pg.PoolClient) => void): OnConnection {
-  return async (use) => {
-    const client = await pool.connect();
-    let result;
+/** The pool as src/db/database.ts bounds it: statements past its wait queue are refused at once. */
+export interface StatementPool {
+  connect(): Promise<pg.PoolClient>;
+  /** How many of `count` statements may wait for a connection; the others are refused. */
+  admit(count: number): number;
+  connectFor(count: number): Promise<pg.PoolClient>;
+}
+
+interface Lent {
+  use(connection: pg.ClientBase): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The statements of one event-loop turn go out together on one pool connection, pipelined (pg's `pipeline` mode):
+ * each has its own Sync, so each is its own implicit transaction and fails alone, as in autocommit; one turn's
+ * statements wake one database backend, not one each (docs/benchmarks.md, "pipelined statements"). Through a
+ * transaction pooler, one statement a connection. After an error the connection is closed once all its statements
+ * have settled, as `pool.query` closes it.
+ */
+function lendPerTurn(pool: StatementPool, giveBack: (client: pg.PoolClient) => void, pipelined: boolean): OnConnection {
+  let waiting: Lent[] = [];
+  const send = async (batch: Lent[]) => {
+    const admitted = pool.admit(batch.length);
+    for (const lent of batch.slice(admitted)) lent.reject(new Error(POOL_QUEUE_FULL));
+    if (admitted === 0) return;
+    const sent = batch.slice(0, admitted);
+    let client: pg.PoolClient;
     try {
-      result = await use(client);
+      client = await pool.connectFor(admitted);
     } catch (error) {
-      client.release(error instanceof Error ? error : new Error(String(error)));
-      throw error;
+      for (const lent of sent) lent.reject(error);
+      return;
     }
-    giveBack(client);
-    return result;
+    let failed: Error | undefined;
+    await Promise.all(
+      sent.map((lent) =>
+        lent.use(client).then(lent.resolve, (error: unknown) => {
+          failed ??= error instanceof Error ? error : new Error(String(error));
+          lent.reject(error);
+        }),
+      ),
+    );
+    if (failed) client.release(failed);
+    else giveBack(client);
   };
+  const flush = () => {
+    const batch = waiting;
+    waiting = [];
+    if (pipelined) void send(batch);
+    else for (const lent of batch) void send([lent]);
+  };
+  return <T>(use: (connection: pg.ClientBase) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      if (waiting.push({ use, resolve, reject }) === 1) setImmediate(flush);
+    });
 }
 
 /** Executions inherit the frozen config: pg copies its own properties per query (docs/benchmarks.md, "pg's query config…"). */
@@ -316,7 +360,7 @@ function postgresExecutor(
     let query = queries.get(statement);
     if (query === undefined) {
       const text = textFor('postgresql', statement);
-      query = Object.freeze({ text, name: options.namedStatements ? statement.name : undefined, rowMode: 'array', types: POSTGRES_TYPES });
+      query = Object.freeze({ text, name: options.pooler ? undefined : statement.name, rowMode: 'array', types: POSTGRES_TYPES });
       queries.set(statement, query);
     }
     const config = Object.create(query) as PostgresQuery;
@@ -332,12 +376,12 @@ function postgresExecutor(
 }
 
 /** PostgreSQL: a connection whose ROLLBACK failed is closed, not returned: its state is unknown. */
-export function postgresDatabase(pool: pg.Pool, options: PostgresOptions): SqlDatabase {
+export function postgresDatabase(pool: StatementPool, options: PostgresOptions): SqlDatabase {
   const queries = new WeakMap<Statement, PostgresQuery>();
   const giveBack = returnAtTurnEnd();
   return {
     dialect: 'postgresql',
-    query: postgresExecutor(lend(pool, giveBack), queries, options),
+    query: postgresExecutor(lendPerTurn(pool, giveBack, !options.pooler), queries, options),
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;

@@ -156,7 +156,7 @@ describe('PostgreSQL: how the statements run (src/db/sql.ts)', () => {
     ]);
   });
 
-  it("lends a connection per statement as pg's pool.query does, but takes it back at the turn's end", async () => {
+  it("sends one turn's statements pipelined on one connection, each answered as pg's pool.query answers it alone", async () => {
     testDatabase = await createMigratedTestDatabase('postgresql');
     database = await openDatabase(parseConfig({ DATABASE_URL: testDatabase.url, DATABASE_POOL_SIZE: '2' }));
     const reference = new pg.Pool({ connectionString: testDatabase.url, max: 2 });
@@ -167,34 +167,60 @@ describe('PostgreSQL: how the statements run (src/db/sql.ts)', () => {
       const sql = 'SELECT name FROM pets WHERE id > ? ORDER BY id';
       const select = statement('test_lend_select', sql);
       const failing = statement('test_lend_failing', 'SELECT 1 / (id - id) FROM pets');
+      const backend = statement('test_lend_backend', 'SELECT pg_backend_pid()');
       const stats = () => database!.poolStats()!;
-      // The library's own path and ours, on the same work: more statements than connections, one failing.
+      // The library's own path and ours, on the same work of one turn: more statements than connections, one failing.
       const theirs = async () => {
-        const rows = await Promise.all(
-          Array.from({ length: 6 }, (_, i) => reference.query({ text: sql.replace('?', '$1'), values: [i - 1], rowMode: 'array' })),
-        );
-        const error = await reference.query('SELECT 1 / (id - id) FROM pets').catch((e: unknown) => e);
-        await nextTurn();
-        return { rows: rows.map((result) => result.rows), error, total: reference.totalCount, idle: reference.idleCount };
+        const settled = await Promise.allSettled([
+          ...Array.from({ length: 6 }, (_, i) => reference.query({ text: sql.replace('?', '$1'), values: [i - 1], rowMode: 'array' })),
+          reference.query('SELECT 1 / (id - id) FROM pets'),
+        ]);
+        return settled.map((result) => (result.status === 'fulfilled' ? result.value.rows : (result.reason as pg.DatabaseError).code));
       };
       const ours = async () => {
-        const rows = await Promise.all(Array.from({ length: 6 }, (_, i) => database!.sql.query(select, [i - 1])));
-        const error = await database!.sql.query(failing, []).catch((e: unknown) => e);
-        await nextTurn();
-        return { rows, error, total: stats().total, idle: stats().idle };
+        const settled = await Promise.allSettled([
+          ...Array.from({ length: 6 }, (_, i) => database!.sql.query(select, [i - 1])),
+          database!.sql.query(failing, []),
+        ]);
+        return settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as pg.DatabaseError).code));
       };
-      const [expected, actual] = [await theirs(), await ours()];
-      expect(expected.rows).toEqual([[['Rex']], [['Rex']], [], [], [], []]);
-      expect(actual).toEqual(expected); // the failed statement's connection closed, the others idle again
-      expect(actual.error).toBeInstanceOf(pg.DatabaseError);
+      const expected = await theirs();
+      expect(expected).toEqual([[['Rex']], [['Rex']], [], [], [], [], '22012']);
+      expect(stats()).toMatchObject({ total: 1, idle: 1 });
+      expect(await ours()).toEqual(expected);
+      await nextTurn();
+      expect(stats()).toMatchObject({ total: 0 }); // the turn's one connection, closed after its failed statement
 
-      // A statement's connection stays out until its turn ends, then goes to the statement waiting for it.
+      // Each statement its own transaction: writes of the failing statement's turn are committed, as pool.query's.
+      const pets = createPetRepository(database.sql);
+      const writes = await Promise.allSettled([
+        pets.create({ name: 'Ada', categoryId: 1 }),
+        database.sql.query(failing, []),
+        pets.create({ name: 'Bo', categoryId: 1 }),
+      ]);
+      expect(writes.map((write) => write.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      const committed = await reference.query("SELECT name FROM pets WHERE name IN ('Ada', 'Bo') ORDER BY name");
+      expect(committed.rows).toEqual([{ name: 'Ada' }, { name: 'Bo' }]);
+
+      // Five statements of one turn, one backend; of five turns, two (the pool's size) at most.
+      const oneTurn = await Promise.all(Array.from({ length: 5 }, () => database!.sql.query(backend, [])));
+      expect(new Set(oneTurn.flat(2)).size).toBe(1);
+      const turns: Array<Promise<unknown[][]>> = [];
+      for (let i = 0; i < 5; i++) {
+        turns.push(database.sql.query(backend, []));
+        await nextTurn();
+      }
+      expect(new Set((await Promise.all(turns)).flat(2)).size).toBeLessThanOrEqual(2);
+      await nextTurn();
+
+      // A connection stays out until the turn its statements settled in ends, then goes to a batch waiting for it.
       await database.sql.query(select, [0]);
       const out = stats().idle;
       await nextTurn();
+      await nextTurn();
       expect(stats().idle).toBe(out + 1);
       const [first, second, third] = [0, 1, 2].map(() => database!.sql.query(select, [0]));
-      expect(await Promise.all([first, second, third])).toEqual([[['Rex']], [['Rex']], [['Rex']]]);
+      expect(await Promise.all([first, second, third])).toEqual(Array(3).fill([['Rex'], ['Ada'], ['Bo']]));
       expect(stats()).toMatchObject({ total: 2, waiting: 0 });
     } finally {
       await reference.end();
