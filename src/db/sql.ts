@@ -270,12 +270,12 @@ const POSTGRES_TYPES: pg.CustomTypesConfig = {
 
 type PostgresQuery = Readonly<pg.QueryArrayConfig>;
 
-/** Runs `use` on a connection: the pool's (lent for one statement) or a transaction's. */
+/** Runs `use` on a connection: the pool's (lent for one turn's statements) or a transaction's. */
 type OnConnection = <T>(use: (connection: pg.ClientBase) => Promise<T>) => Promise<T>;
 
 /**
  * Hands connections back to the pool at the end of the event-loop turn, all together: handing one back sends the
- * next waiting statement, whose write wakes a database backend, and a turn's wakes cost the kernel less together
+ * next waiting batch, whose write wakes a database backend, and a turn's wakes cost the kernel less together
  * than one by one, as the answers do (src/http/connections.ts; docs/benchmarks.md, "pooled PostgreSQL connections…").
  * @see docs/architecture.md "Where we depart from a library, and why"
  */
@@ -307,8 +307,8 @@ interface Lent {
 
 /**
  * The statements of one event-loop turn go out together on one pool connection, pipelined (pg's `pipeline` mode):
- * each has its own Sync, so each is its own implicit transaction and fails alone, as in autocommit; one turn's
- * statements wake one database backend, not one each (docs/benchmarks.md, "pipelined statements"). Through a
+ * each has its own Sync, so each is its own implicit transaction and fails alone, as in autocommit; they wake one
+ * database backend, not one each (docs/benchmarks.md, "a turn's PostgreSQL statements pipelined…"). Through a
  * transaction pooler, one statement a connection. After an error the connection is closed once all its statements
  * have settled, as `pool.query` closes it.
  */
